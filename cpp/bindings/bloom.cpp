@@ -1,0 +1,37 @@
+// BloomFilter bindings: the common surface plus bit-level set algebra.
+#include <bloomkit/bloom.hpp>
+
+#include "common.hpp"
+
+namespace bloomkit_py {
+
+using bloomkit::BloomFilter;
+using bloomkit::BloomGeometry;
+
+void bind_bloom(py::module_& m) {
+    using G = Guarded<BloomFilter>;
+    py::class_<G> cls(m, "BloomCore", "C++ core of bloomkit.BloomFilter; use that class instead.");
+    cls.def(py::init([](uint64_t num_bits, uint32_t num_hashes, uint32_t seed, uint64_t capacity, double error_rate) {
+                return new G(BloomGeometry{num_bits, num_hashes, seed, capacity, error_rate});
+            }),
+            py::arg("num_bits"), py::arg("num_hashes"), py::arg("seed"), py::arg("capacity"), py::arg("error_rate"));
+    bind_common<BloomFilter>(cls);
+
+    cls.def_property_readonly("num_bits", [](G& self) { return self.core.num_bits(); });
+    cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
+    cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
+    cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
+    cls.def_property_readonly("_set_bits", [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
+    cls.def("_compatible", [](G& self, G& other) { return self.core.geometry().compatible(other.core.geometry()); });
+    cls.def("_union_update", [](G& self, G& other) {
+        write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
+    });
+    cls.def("_intersection_update", [](G& self, G& other) {
+        write_first_read_second(self.guard, other.guard, [&] { self.core.intersect_with(other.core); });
+    });
+    cls.def("_union_set_bits", [](G& self, G& other) {
+        return read_pair(self.guard, other.guard, [&] { return self.core.union_set_bits(other.core); });
+    });
+}
+
+}  // namespace bloomkit_py

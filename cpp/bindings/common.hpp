@@ -1,0 +1,126 @@
+// The Python surface every filter type shares, bound once for any core type.
+//
+// A core type Core provides: seed(), add(Hash128) -> bool,
+// contains(Hash128) -> bool, add_many(keys, uint8_t*), contains_many(keys,
+// uint8_t*), clear(), nbytes(), serialize(), static deserialize(data, len)
+// and operator==. The Python classes in python/bloomkit subclass the class
+// bound here, so single-key calls reach C++ with no Python frame in between.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "guard.hpp"
+#include "keys.hpp"
+
+namespace bloomkit_py {
+
+namespace py = pybind11;
+
+// A read-only contiguous view of any bytes-like object, released on scope exit.
+class ByteBuffer {
+  public:
+    explicit ByteBuffer(py::handle obj) {
+        if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_SIMPLE) != 0) {
+            PyErr_Clear();
+            throw py::type_error("expected a bytes-like object, got '" +
+                                 std::string(py::str(py::type::handle_of(obj).attr("__qualname__"))) + "'");
+        }
+    }
+    ~ByteBuffer() { PyBuffer_Release(&view_); }
+    ByteBuffer(const ByteBuffer&) = delete;
+    ByteBuffer& operator=(const ByteBuffer&) = delete;
+    const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
+    size_t size() const { return static_cast<size_t>(view_.len); }
+
+  private:
+    Py_buffer view_{};
+};
+
+inline py::array_t<bool> new_bool_array(size_t count) { return py::array_t<bool>(static_cast<py::ssize_t>(count)); }
+
+inline uint8_t* bool_data(py::array_t<bool>& array) { return reinterpret_cast<uint8_t*>(array.mutable_data()); }
+
+inline py::bytes to_py_bytes(const std::vector<uint8_t>& data) {
+    return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+}
+
+template <class Core>
+void bind_common(py::class_<Guarded<Core>>& cls) {
+    using G = Guarded<Core>;
+
+    // Copy construction (copy()) and construction from a serialized frame
+    // (from_bytes / load / unpickling). The copy overload comes first: the
+    // frame overload accepts any object and reports non-buffers itself.
+    cls.def(py::init([](G& other) { return other.guard.read([&] { return new G(other.core); }); }),
+            py::arg("other"));
+    cls.def(py::init([](py::handle frame) {
+                ByteBuffer buffer(frame);
+                py::gil_scoped_release release;
+                return new G(Core::deserialize(buffer.data(), buffer.size()));
+            }),
+            py::arg("frame"));
+
+    cls.def(
+        "add",
+        [](G& self, py::handle key) {
+            const Hash128 h = hash_key(key, self.core.seed());
+            return self.guard.write([&] { return self.core.add(h); });
+        },
+        py::arg("key"),
+        "Insert key; return True if it was (probably) present before.");
+    auto contains = [](G& self, py::handle key) {
+        const Hash128 h = hash_key(key, self.core.seed());
+        return self.guard.read([&] { return self.core.contains(h); });
+    };
+    cls.def("__contains__", contains, py::arg("key"));
+    cls.def("contains", contains, py::arg("key"), "True if key is (probably) in the filter.");
+
+    cls.def(
+        "_add_many",
+        [](G& self, py::handle keys) {
+            KeyBatch batch(keys);
+            auto result = new_bool_array(batch.size());
+            uint8_t* out = bool_data(result);
+            self.guard.released_write([&] { batch.visit([&](const auto& source) { self.core.add_many(source, out); }); });
+            return result;
+        },
+        py::arg("keys"));
+    cls.def(
+        "_update",
+        [](G& self, py::handle keys) {
+            KeyBatch batch(keys);
+            self.guard.released_write(
+                [&] { batch.visit([&](const auto& source) { self.core.add_many(source, nullptr); }); });
+        },
+        py::arg("keys"));
+    cls.def(
+        "_contains_many",
+        [](G& self, py::handle keys) {
+            KeyBatch batch(keys);
+            auto result = new_bool_array(batch.size());
+            uint8_t* out = bool_data(result);
+            self.guard.released_read(
+                [&] { batch.visit([&](const auto& source) { self.core.contains_many(source, out); }); });
+            return result;
+        },
+        py::arg("keys"));
+
+    cls.def("clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
+    cls.def("to_bytes", [](G& self) {
+        std::vector<uint8_t> frame = self.guard.released_read([&] { return self.core.serialize(); });
+        return to_py_bytes(frame);
+    }, "The filter in the bloomkit binary format (docs/FORMAT.md).");
+    cls.def("_equals", [](G& self, G& other) {
+        return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
+    });
+    cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); }, "Hash seed (0 <= seed < 2**32).");
+    cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); },
+                              "Bytes of filter storage (bits or counters), excluding object overhead.");
+}
+
+}  // namespace bloomkit_py

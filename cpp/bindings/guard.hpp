@@ -1,0 +1,118 @@
+// Thread safety for one filter object shared between Python threads.
+//
+// Batch operations run with the GIL released, so two threads could otherwise
+// touch the same filter at once. Every section that runs without the GIL
+// registers itself in `in_flight` (changed only while holding the GIL) and
+// takes the filter's shared_mutex. A call made with the GIL held that finds
+// in_flight == 0 knows no other thread is inside this filter and none can
+// enter while it holds the GIL, so single-key calls stay lock-free in the
+// common case; otherwise it releases the GIL and queues on the mutex too.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <mutex>
+#include <shared_mutex>
+#include <type_traits>
+#include <utility>
+
+namespace bloomkit_py {
+
+namespace py = pybind11;
+
+class AccessGuard {
+  public:
+    AccessGuard() = default;
+    AccessGuard(const AccessGuard&) = delete;
+    AccessGuard& operator=(const AccessGuard&) = delete;
+
+    // Runs f() with the GIL released and exclusive (write) or shared (read)
+    // access to the filter.
+    template <class F>
+    auto released_write(F&& f) { return released<std::unique_lock<std::shared_mutex>>(std::forward<F>(f)); }
+    template <class F>
+    auto released_read(F&& f) { return released<std::shared_lock<std::shared_mutex>>(std::forward<F>(f)); }
+
+    // Runs f() for a short operation: directly under the GIL when nobody is
+    // inside the filter, else like released_*.
+    template <class F>
+    auto write(F&& f) {
+        if (in_flight_ == 0) return f();
+        return released_write(std::forward<F>(f));
+    }
+    template <class F>
+    auto read(F&& f) {
+        if (in_flight_ == 0) return f();
+        return released_read(std::forward<F>(f));
+    }
+
+    bool idle() const { return in_flight_ == 0; }
+
+    template <class FirstLock, class F>
+    static auto released_pair(AccessGuard& first, AccessGuard& second, F&& f) {
+        InFlight first_registration(first.in_flight_);
+        InFlight second_registration(second.in_flight_);
+        py::gil_scoped_release release;
+        FirstLock first_lock(first.mutex_, std::defer_lock);
+        std::shared_lock<std::shared_mutex> second_lock(second.mutex_, std::defer_lock);
+        std::lock(first_lock, second_lock);
+        return f();
+    }
+
+  private:
+    // Registration of a section running without the GIL. Declared before the
+    // GIL release so it is destroyed after the GIL is re-acquired, also when
+    // the section throws.
+    struct InFlight {
+        int& counter;
+        explicit InFlight(int& c) : counter(c) { ++counter; }
+        ~InFlight() { --counter; }
+    };
+
+    template <class Lock, class F>
+    auto released(F&& f) {
+        InFlight registration(in_flight_);
+        py::gil_scoped_release release;
+        Lock lock(mutex_);
+        return f();
+    }
+
+    std::shared_mutex mutex_;
+    int in_flight_ = 0;
+};
+
+// Runs f() with access to two filters, for unions, comparisons and
+// estimates: `first` is written when FirstLock is a unique_lock, `second` is
+// only read. The GIL stays held when both are idle (the common case);
+// otherwise both mutexes are taken together with std::lock, which cannot
+// deadlock against another pair operation.
+template <class FirstLock, class F>
+auto with_pair(AccessGuard& first, AccessGuard& second, F&& f) {
+    if (&first == &second) {
+        if (std::is_same<FirstLock, std::unique_lock<std::shared_mutex>>::value)
+            return first.write(std::forward<F>(f));
+        return first.read(std::forward<F>(f));
+    }
+    if (first.idle() && second.idle()) return f();
+    return AccessGuard::released_pair<FirstLock>(first, second, std::forward<F>(f));
+}
+
+template <class F>
+auto read_pair(AccessGuard& a, AccessGuard& b, F&& f) {
+    return with_pair<std::shared_lock<std::shared_mutex>>(a, b, std::forward<F>(f));
+}
+template <class F>
+auto write_first_read_second(AccessGuard& a, AccessGuard& b, F&& f) {
+    return with_pair<std::unique_lock<std::shared_mutex>>(a, b, std::forward<F>(f));
+}
+
+// A core filter plus the guard protecting it: the object the bindings expose.
+template <class Core>
+struct Guarded {
+    template <class... Args>
+    explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...) {}
+    Core core;
+    AccessGuard guard;
+};
+
+}  // namespace bloomkit_py

@@ -1,0 +1,126 @@
+// Python keys -> core keys. This is the one key-normalisation path of
+// DESIGN.md ("Keys — one meaning everywhere"): every filter's scalar and
+// batch entry points go through hash_key() or KeyBatch.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <bloomkit/hash.hpp>
+#include <bloomkit/keys.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bloomkit_py {
+
+namespace py = pybind11;
+using bloomkit::ByteView;
+using bloomkit::Hash128;
+
+// A single key's canonical form: a byte view, or an integer whose canonical
+// bytes are its 8-byte little-endian encoding. `scratch` receives a copy of
+// mutable buffers (bytearray, memoryview) when `copy_mutable` is set.
+struct CanonicalKey {
+    bool is_integer = false;
+    uint64_t integer = 0;
+    ByteView bytes{nullptr, 0};
+};
+
+// Converts one Python key; throws TypeError / ValueError naming the key's
+// type (and `index`, when it is >= 0, for keys inside a batch).
+CanonicalKey canonical_key(py::handle key, Py_ssize_t index = -1);
+
+// The digest of one Python key.
+Hash128 hash_key(py::handle key, uint32_t seed);
+
+// The canonical bytes of one key, for bloomkit.canonical_bytes().
+py::bytes canonical_bytes(py::handle key);
+
+// Keys given to Python as an Arrow-style pair of buffers (built by the
+// Python layer from pyarrow arrays): `data` bytes and count+1 `offsets`.
+// The constructor checks the offsets are monotone and inside `data`.
+class OffsetBatch {
+  public:
+    OffsetBatch(py::buffer data, py::buffer offsets);
+    size_t size() const { return count_; }
+    template <class F>
+    void visit(F&& f) const {
+        if (wide_)
+            f(bloomkit::OffsetKeys<int64_t>(data_, static_cast<const int64_t*>(offsets_), count_));
+        else
+            f(bloomkit::OffsetKeys<int32_t>(data_, static_cast<const int32_t*>(offsets_), count_));
+    }
+
+  private:
+    py::buffer data_owner_;
+    py::buffer offsets_owner_;
+    const uint8_t* data_ = nullptr;
+    const void* offsets_ = nullptr;
+    size_t count_ = 0;
+    bool wide_ = false;
+};
+
+// A validated batch of keys, ready to be hashed without the GIL. Built with
+// the GIL held; every key is checked here, so a batch that constructs holds
+// only valid keys and a filter can apply it without failing half-way.
+class KeyBatch {
+  public:
+    explicit KeyBatch(py::handle keys);
+    KeyBatch(const KeyBatch&) = delete;
+    KeyBatch& operator=(const KeyBatch&) = delete;
+
+    size_t size() const { return count_; }
+
+    // Calls f(key_source) with the concrete core key source.
+    template <class F>
+    void visit(F&& f) const {
+        switch (kind_) {
+            case Kind::Int8: return f(ints<int8_t>());
+            case Kind::Int16: return f(ints<int16_t>());
+            case Kind::Int32: return f(ints<int32_t>());
+            case Kind::Int64: return f(ints<int64_t>());
+            case Kind::UInt8: return f(ints<uint8_t>());
+            case Kind::UInt16: return f(ints<uint16_t>());
+            case Kind::UInt32: return f(ints<uint32_t>());
+            case Kind::UInt64: return f(ints<uint64_t>());
+            case Kind::FixedBytes:
+                return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
+            case Kind::FixedUtf32:
+                return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
+            case Kind::Views: return f(bloomkit::ViewKeys(views_));
+            case Kind::Offsets: return offsets_->visit(std::forward<F>(f));
+        }
+    }
+
+  private:
+    enum class Kind { Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, FixedUtf32, Views, Offsets };
+
+    template <class Int>
+    bloomkit::IntegerKeys<Int> ints() const {
+        return bloomkit::IntegerKeys<Int>(base_, count_, stride_);
+    }
+
+    void from_array(py::array array);
+    void from_objects(py::handle sequence);
+
+    Kind kind_ = Kind::Views;
+    size_t count_ = 0;
+    // Array-backed batches.
+    py::object owner_;  // keeps the array / sequence / buffers alive
+    const uint8_t* base_ = nullptr;
+    ptrdiff_t stride_ = 0;
+    size_t itemsize_ = 0;
+    // Object batches: views into immutable str/bytes objects held by owner_,
+    // into `integers_` (the integer keys; stored little-endian when the batch
+    // mixes them with byte keys) or into `copies_`
+    // (bytes of mutable buffers, copied so another thread cannot resize them
+    // while the GIL is released).
+    std::vector<ByteView> views_;
+    std::vector<uint64_t> integers_;
+    std::vector<uint8_t> copies_;
+    const OffsetBatch* offsets_ = nullptr;
+};
+
+}  // namespace bloomkit_py

@@ -1,0 +1,41 @@
+// bloomkit._core: the pybind11 module. Each filter type binds itself in its
+// own file; this file only wires them together with the shared pieces.
+#include <bloomkit/format.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include "common.hpp"
+#include "keys.hpp"
+
+namespace py = pybind11;
+
+namespace bloomkit_py {
+void bind_bloom(py::module_& m);
+}
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "bloomkit C++ core (MurmurHash3_x64_128, filters, binary format)";
+
+    m.def(
+        "hash128",
+        [](py::handle key, uint32_t seed) {
+            const bloomkit::Hash128 h = bloomkit_py::hash_key(key, seed);
+            return (py::int_(h.h2) << py::int_(64)) | py::int_(h.h1);
+        },
+        py::arg("key"), py::arg("seed") = 0);
+    m.def("canonical_bytes", &bloomkit_py::canonical_bytes, py::arg("key"));
+    m.def(
+        "peek_type",
+        [](py::handle frame) {
+            bloomkit_py::ByteBuffer buffer(frame);
+            return static_cast<int>(bloomkit::peek_type(buffer.data(), buffer.size()));
+        },
+        py::arg("frame"));
+
+    py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch",
+                                         "Keys as an Arrow-style (data, offsets) buffer pair.")
+        .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
+        .def("__len__", &bloomkit_py::OffsetBatch::size);
+
+    bloomkit_py::bind_bloom(m);
+}

@@ -1,0 +1,149 @@
+// MurmurHash3_x64_128 and the index derivation every filter shares.
+//
+// MurmurHash3 is Austin Appleby's public-domain hash; this is an implementation
+// written for bloomkit from the published algorithm (block mix, tail mix,
+// fmix64 finaliser). It is defined on bytes read little-endian, so its output
+// is the same on every host and equals `mmh3.hash128(data, seed, signed=False)`
+// split into (low 64 bits, high 64 bits) = (h1, h2).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace bloomkit {
+
+// The 128-bit digest of one key: h1 is the low half, h2 the high half.
+struct Hash128 {
+    uint64_t h1;
+    uint64_t h2;
+};
+
+namespace detail {
+
+inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+// Reads 8 bytes little-endian regardless of host byte order or alignment.
+inline uint64_t load_le64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+// The final avalanche: every input bit affects every output bit with
+// probability close to 1/2.
+inline uint64_t fmix64(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+constexpr uint64_t kC1 = 0x87c37b91114253d5ULL;
+constexpr uint64_t kC2 = 0x4cf5ad432745937fULL;
+
+inline uint64_t mix_k1(uint64_t k1) { return rotl64(k1 * kC1, 31) * kC2; }
+inline uint64_t mix_k2(uint64_t k2) { return rotl64(k2 * kC2, 33) * kC1; }
+
+inline Hash128 finalize(uint64_t h1, uint64_t h2, uint64_t len) {
+    h1 ^= len;
+    h2 ^= len;
+    h1 += h2;
+    h2 += h1;
+    h1 = fmix64(h1);
+    h2 = fmix64(h2);
+    h1 += h2;
+    h2 += h1;
+    return {h1, h2};
+}
+
+}  // namespace detail
+
+// MurmurHash3_x64_128 of `len` bytes at `data`. The seed is 32-bit in the
+// reference algorithm (and in mmh3); it initialises both 64-bit lanes.
+inline Hash128 murmur3_x64_128(const void* data, size_t len, uint32_t seed) {
+    using namespace detail;
+    const uint8_t* bytes = static_cast<const uint8_t*>(data);
+    const size_t nblocks = len / 16;
+    uint64_t h1 = seed;
+    uint64_t h2 = seed;
+
+    for (size_t i = 0; i < nblocks; ++i) {
+        uint64_t k1 = load_le64(bytes + i * 16);
+        uint64_t k2 = load_le64(bytes + i * 16 + 8);
+        h1 ^= mix_k1(k1);
+        h1 = rotl64(h1, 27);
+        h1 += h2;
+        h1 = h1 * 5 + 0x52dce729;
+        h2 ^= mix_k2(k2);
+        h2 = rotl64(h2, 31);
+        h2 += h1;
+        h2 = h2 * 5 + 0x38495ab5;
+    }
+
+    // Tail: the last len % 16 bytes, little-endian, split into two lanes.
+    const uint8_t* tail = bytes + nblocks * 16;
+    const size_t rest = len & 15;
+    uint64_t k1 = 0;
+    uint64_t k2 = 0;
+    for (size_t i = rest; i > 8; --i) k2 |= uint64_t(tail[i - 1]) << ((i - 9) * 8);
+    for (size_t i = rest < 8 ? rest : 8; i > 0; --i) k1 |= uint64_t(tail[i - 1]) << ((i - 1) * 8);
+    if (rest > 8) h2 ^= mix_k2(k2);
+    if (rest > 0) h1 ^= mix_k1(k1);
+
+    return finalize(h1, h2, len);
+}
+
+// The same digest for the canonical 8-byte little-endian encoding of an
+// integer key, without going through memory: with len == 8 there are no
+// blocks and the tail is exactly `value` in lane 1. Identical output to
+// murmur3_x64_128(&le_bytes, 8, seed) by construction (and by test).
+inline Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
+    using namespace detail;
+    uint64_t h1 = seed;
+    uint64_t h2 = seed;
+    h1 ^= mix_k1(value);
+    return finalize(h1, h2, 8);
+}
+
+// Maps a uniformly distributed 64-bit value onto [0, range) without a
+// division: floor(x * range / 2^64) (Lemire, "Fast random integer generation
+// in an interval", 2019). Uses the high bits of x, which MurmurHash mixes as
+// well as the low ones, and works for any range up to 2^64.
+inline uint64_t fast_range64(uint64_t x, uint64_t range) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * range) >> 64);
+}
+
+// Enhanced double hashing (Dillinger & Manolios, "Bloom Filters in
+// Probabilistic Verification", FMCAD 2004, Algorithm 2):
+//     x_0 = a, y_0 = b;   x_i = x_{i-1} + y_{i-1},  y_i = y_{i-1} + i
+// gives g_i = a + i*b + (i^3 - i)/6, which avoids the clustering of plain
+// double hashing (a + i*b) when b shares factors with m. The walk is done in
+// 64-bit arithmetic (mod 2^64) and each step is mapped onto [0, m) with
+// fast_range64, so filters far beyond 2^32 positions stay uniform: nothing is
+// ever reduced modulo m, and m need not be a power of two or a prime.
+class IndexSequence {
+  public:
+    IndexSequence(Hash128 h, uint64_t range) : x_(h.h1), y_(h.h2), step_(0), range_(range) {}
+
+    uint64_t next() {
+        const uint64_t index = fast_range64(x_, range_);
+        ++step_;
+        x_ += y_;
+        y_ += step_;
+        return index;
+    }
+
+  private:
+    uint64_t x_;
+    uint64_t y_;
+    uint64_t step_;
+    uint64_t range_;
+};
+
+}  // namespace bloomkit

@@ -1,0 +1,201 @@
+// Batches of keys as the core sees them: bytes or 64-bit integers, never
+// Python objects. Every filter hashes a batch through hash_chunks(), so there
+// is exactly one place where keys become digests.
+//
+// A key source is any type with
+//     size_t size() const;
+//     Hash128 hash(size_t i, uint32_t seed) const;
+// The bindings build one from a NumPy array, an Arrow buffer pair or a list of
+// Python objects; the filters are templates over it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "hash.hpp"
+
+namespace bloomkit {
+
+// One byte-string key: pointer and length.
+struct ByteView {
+    const uint8_t* data;
+    size_t size;
+};
+
+// A strided array of integers of any width; each element is the integer key
+// `value mod 2^64` (signed values are sign-extended first, which is exactly
+// the two's-complement residue).
+template <class Int>
+class IntegerKeys {
+    static_assert(std::is_integral<Int>::value, "integer keys only");
+
+  public:
+    IntegerKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes)
+        : base_(base), count_(count), stride_(stride_bytes) {}
+
+    size_t size() const { return count_; }
+
+    uint64_t value(size_t i) const {
+        Int v;
+        std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
+        using Wide = typename std::conditional<std::is_signed<Int>::value, int64_t, uint64_t>::type;
+        return static_cast<uint64_t>(static_cast<Wide>(v));
+    }
+
+    Hash128 hash(size_t i, uint32_t seed) const { return murmur3_x64_128_u64(value(i), seed); }
+
+  private:
+    const uint8_t* base_;
+    size_t count_;
+    ptrdiff_t stride_;
+};
+
+// Keys given as explicit (pointer, length) views, e.g. the UTF-8 buffers of
+// Python str objects collected by the bindings.
+class ViewKeys {
+  public:
+    explicit ViewKeys(const std::vector<ByteView>& views) : views_(views) {}
+    size_t size() const { return views_.size(); }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        return murmur3_x64_128(views_[i].data, views_[i].size, seed);
+    }
+
+  private:
+    const std::vector<ByteView>& views_;
+};
+
+// Fixed-width byte strings (NumPy dtype 'S<n>'): each element is its bytes
+// with trailing NULs stripped, as NumPy itself presents them.
+class FixedWidthKeys {
+  public:
+    FixedWidthKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes, size_t itemsize)
+        : base_(base), count_(count), stride_(stride_bytes), itemsize_(itemsize) {}
+
+    size_t size() const { return count_; }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        const uint8_t* item = base_ + static_cast<ptrdiff_t>(i) * stride_;
+        size_t len = itemsize_;
+        while (len > 0 && item[len - 1] == 0) --len;
+        return murmur3_x64_128(item, len, seed);
+    }
+
+  private:
+    const uint8_t* base_;
+    size_t count_;
+    ptrdiff_t stride_;
+    size_t itemsize_;
+};
+
+// Fixed-width UTF-32 strings (NumPy dtype '<U<n>', native byte order): each
+// element is its code points up to the last non-NUL one, encoded as UTF-8 on
+// the fly into a scratch buffer, so the key equals the Python str's UTF-8.
+// Call first_invalid() before hashing: surrogates and values past U+10FFFF
+// have no UTF-8 encoding (Python's str.encode() refuses them too).
+class Utf32Keys {
+  public:
+    Utf32Keys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes, size_t chars_per_item)
+        : base_(base), count_(count), stride_(stride_bytes), chars_(chars_per_item), scratch_(chars_per_item * 4) {}
+
+    size_t size() const { return count_; }
+
+    // Index of the first element holding an unencodable code point, or
+    // size() when every element is valid.
+    size_t first_invalid() const {
+        for (size_t i = 0; i < count_; ++i) {
+            const size_t len = length(i);
+            for (size_t c = 0; c < len; ++c) {
+                const uint32_t cp = code_point(i, c);
+                if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+            }
+        }
+        return count_;
+    }
+
+    Hash128 hash(size_t i, uint32_t seed) const {
+        const size_t len = length(i);
+        uint8_t* out = scratch_.data();
+        for (size_t c = 0; c < len; ++c) {
+            const uint32_t cp = code_point(i, c);
+            if (cp < 0x80) {
+                *out++ = static_cast<uint8_t>(cp);
+            } else if (cp < 0x800) {
+                *out++ = static_cast<uint8_t>(0xC0 | (cp >> 6));
+                *out++ = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *out++ = static_cast<uint8_t>(0xE0 | (cp >> 12));
+                *out++ = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
+                *out++ = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+            } else {
+                *out++ = static_cast<uint8_t>(0xF0 | (cp >> 18));
+                *out++ = static_cast<uint8_t>(0x80 | ((cp >> 12) & 0x3F));
+                *out++ = static_cast<uint8_t>(0x80 | ((cp >> 6) & 0x3F));
+                *out++ = static_cast<uint8_t>(0x80 | (cp & 0x3F));
+            }
+        }
+        return murmur3_x64_128(scratch_.data(), static_cast<size_t>(out - scratch_.data()), seed);
+    }
+
+  private:
+    uint32_t code_point(size_t i, size_t c) const {
+        uint32_t cp;
+        std::memcpy(&cp, base_ + static_cast<ptrdiff_t>(i) * stride_ + static_cast<ptrdiff_t>(c * 4), sizeof cp);
+        return cp;
+    }
+    size_t length(size_t i) const {
+        size_t len = chars_;
+        while (len > 0 && code_point(i, len - 1) == 0) --len;
+        return len;
+    }
+
+    const uint8_t* base_;
+    size_t count_;
+    ptrdiff_t stride_;
+    size_t chars_;
+    mutable std::vector<uint8_t> scratch_;
+};
+
+// Variable-length byte strings in one data buffer with count+1 offsets
+// (Arrow's binary/string layout; Offset is int32_t or int64_t). The bindings
+// check offsets are monotone and inside the buffer before building one.
+template <class Offset>
+class OffsetKeys {
+  public:
+    OffsetKeys(const uint8_t* data, const Offset* offsets, size_t count)
+        : data_(data), offsets_(offsets), count_(count) {}
+
+    size_t size() const { return count_; }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        const Offset begin = offsets_[i];
+        return murmur3_x64_128(data_ + begin, static_cast<size_t>(offsets_[i + 1] - begin), seed);
+    }
+
+  private:
+    const uint8_t* data_;
+    const Offset* offsets_;
+    size_t count_;
+};
+
+// Number of keys hashed ahead of use. Large enough that the prefetches a
+// filter issues for a chunk have landed by the time it probes the first key
+// again; small enough that the digests stay in L1 (256 * 16 B = 4 KiB).
+constexpr size_t kHashChunk = 256;
+
+// Hashes `keys` in chunks and hands each chunk to `consume(first_index,
+// digests, count)`. This is the only loop that turns a batch of keys into
+// digests; every filter's batch operations are built on it.
+template <class Keys, class Consume>
+void hash_chunks(const Keys& keys, uint32_t seed, Consume&& consume) {
+    Hash128 digests[kHashChunk];
+    const size_t total = keys.size();
+    for (size_t first = 0; first < total; first += kHashChunk) {
+        const size_t count = std::min(kHashChunk, total - first);
+        for (size_t j = 0; j < count; ++j) digests[j] = keys.hash(first + j, seed);
+        consume(first, static_cast<const Hash128*>(digests), count);
+    }
+}
+
+}  // namespace bloomkit

@@ -1,0 +1,41 @@
+"""bloomkit: fast, honest approximate-membership filters with a C++ core.
+
+>>> import bloomkit
+>>> seen = bloomkit.BloomFilter(capacity=1_000_000, error_rate=0.001)
+>>> seen.add("https://example.com/a")
+False
+>>> "https://example.com/a" in seen
+True
+"""
+
+from . import _core, calc
+from ._base import load
+from ._core import canonical_bytes
+from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
+from .calc import BloomParams, bloom_capacity, bloom_params, false_positive_rate
+
+__version__ = "0.1.0"
+
+
+def hash128(key, seed=0) -> int:
+    """MurmurHash3_x64_128 of ``key``'s canonical bytes, as an unsigned 128-bit int.
+
+    Equals ``mmh3.hash128(canonical_bytes(key), seed, signed=False)``; the low
+    and high 64-bit halves drive every filter's index derivation.
+    """
+    return _core.hash128(key, calc.check_seed(seed))
+
+__all__ = [
+    "BloomFilter",
+    "BloomParams",
+    "bloom_capacity",
+    "bloom_params",
+    "calc",
+    "canonical_bytes",
+    "estimate_intersection_size",
+    "estimate_union_size",
+    "false_positive_rate",
+    "hash128",
+    "jaccard",
+    "load",
+]

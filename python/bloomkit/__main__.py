@@ -1,0 +1,10 @@
+"""Command line: ``bloomkit`` / ``python -m bloomkit``."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

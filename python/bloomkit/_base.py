@@ -1,0 +1,132 @@
+"""The Python surface shared by every filter type.
+
+Each public filter class subclasses this mixin and its C++ core class from
+``bloomkit._core``. The core provides ``add``, ``contains``/``in``, ``clear``,
+``to_bytes``, ``seed``, ``nbytes`` and the batch primitives ``_add_many``,
+``_update``, ``_contains_many``; this mixin adds the batch entry points for
+every input kind, copying, pickling, saving, equality and display.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _batch, _core, _display, _io
+
+# Type tag of the binary format (docs/FORMAT.md) -> public class.
+_REGISTRY: dict = {}
+
+
+def register(type_tag: int):
+    """Class decorator: make ``bloomkit.load`` dispatch ``type_tag`` to the class."""
+
+    def decorate(cls):
+        _REGISTRY[type_tag] = cls
+        cls._type_tag = type_tag
+        return cls
+
+    return decorate
+
+
+def load(path_or_bytes):
+    """Load any bloomkit filter from a file path or from bytes.
+
+    The type is read from the header, then the whole frame is validated
+    (lengths, checksum, parameters) before anything is allocated. Raises
+    ``ValueError`` for anything that is not an intact bloomkit filter.
+    """
+    data = _io.read_frame(path_or_bytes)
+    type_tag = _core.peek_type(data)
+    cls = _REGISTRY.get(type_tag)
+    if cls is None:
+        raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
+    return cls.from_bytes(data)
+
+
+class FilterBase:
+    """Mixin with the common API of DESIGN.md; see the concrete classes."""
+
+    __slots__ = ()
+    _core_class = None  # the bloomkit._core class this filter wraps
+    _type_tag = 0
+
+    # -- batches ---------------------------------------------------------
+    def add_many(self, keys) -> np.ndarray:
+        """Insert every key in order; return, per key, whether it was (probably) present before.
+
+        Keys are processed sequentially, so a key repeated in the batch
+        reports ``True`` the second time: ``add_many(["x", "x"])`` gives
+        ``[False, True]``. The whole batch is validated first: a bad key
+        raises ``TypeError``/``ValueError`` and nothing is inserted.
+        """
+        batches = _batch.key_batches(keys)
+        results = [self._add_many(batch) for batch in batches]
+        return results[0] if len(results) == 1 else np.concatenate(results)
+
+    def update(self, keys) -> None:
+        """Insert every key (like :meth:`add_many` without the result array)."""
+        for batch in _batch.key_batches(keys):
+            self._update(batch)
+
+    def contains_many(self, keys) -> np.ndarray:
+        """Per key, whether it is (probably) in the filter, as a boolean array."""
+        batches = _batch.key_batches(keys)
+        results = [self._contains_many(batch) for batch in batches]
+        return results[0] if len(results) == 1 else np.concatenate(results)
+
+    # -- copies, pickling, persistence -----------------------------------
+    def copy(self):
+        """An independent copy of the filter."""
+        duplicate = type(self).__new__(type(self))
+        self._core_class.__init__(duplicate, self)
+        return duplicate
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Rebuild a filter from :meth:`to_bytes` output; ``ValueError`` if the data is not intact."""
+        instance = cls.__new__(cls)
+        cls._core_class.__init__(instance, data)
+        return instance
+
+    def __reduce__(self):
+        # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
+        # validating deserializer, never code from the pickle.
+        return (type(self).from_bytes, (self.to_bytes(),))
+
+    def save(self, path) -> None:
+        """Write the filter to ``path`` atomically (temporary file, fsync, rename)."""
+        _io.atomic_write(path, self.to_bytes())
+
+    @classmethod
+    def load(cls, path):
+        """Read a filter of this type saved with :meth:`save`."""
+        return cls.from_bytes(_io.read_frame(path))
+
+    # -- comparison ------------------------------------------------------
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._equals(other)
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = None  # mutable, like set
+
+    # -- display ---------------------------------------------------------
+    def _summary(self) -> dict:
+        """Label -> value rows shown by repr and _repr_html_."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return _display.one_line(type(self).__name__, self._summary())
+
+    def _repr_html_(self) -> str:
+        return _display.html_table(type(self).__name__, self._summary())

@@ -1,0 +1,189 @@
+"""The standard Bloom filter and the set estimates built on it."""
+
+from __future__ import annotations
+
+import math
+
+from . import _core, calc
+from ._base import FilterBase, register
+
+__all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
+
+
+def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: int) -> float:
+    """Distinct keys behind ``set_bits`` of ``num_bits`` set: ``-(m/k) ln(1 - X/m)``.
+
+    Swamidass & Baldi, "Mathematical correction for fingerprint similarity
+    measures to improve chemical retrieval", J. Chem. Inf. Model. 2007. A
+    completely full filter carries no information on how many keys it
+    holds; it is reported as if half a bit were still clear (a finite lower
+    bound) instead of infinity.
+    """
+    set_bits = min(set_bits, num_bits - 0.5)
+    return -(num_bits / num_hashes) * math.log1p(-set_bits / num_bits)
+
+
+@register(1)
+class BloomFilter(FilterBase, _core.BloomCore):
+    """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
+
+    Parameters
+    ----------
+    capacity : int
+        Number of distinct keys the filter is sized for (> 0). Integral
+        floats such as ``1e6`` are accepted.
+    error_rate : float, default 0.01
+        Target false-positive rate at ``capacity`` keys, in (0, 1).
+    seed : int, keyword-only, default 0
+        MurmurHash3 seed in [0, 2**32). Filters only combine when their seeds
+        match; a secret seed keeps an adversary from choosing colliding keys.
+
+    Notes
+    -----
+    Keys are str (UTF-8), bytes-like, or int in [-2**63, 2**64) (8 bytes
+    little-endian of ``value mod 2**64``); ``5``, ``np.int32(5)`` and
+    ``np.uint64(5)`` are the same key. Sized with :func:`bloomkit.calc.bloom_params`.
+
+    Examples
+    --------
+    >>> f = BloomFilter(1000, 0.01)
+    >>> f.add("https://example.com/")
+    False
+    >>> "https://example.com/" in f
+    True
+    """
+
+    _core_class = _core.BloomCore
+
+    def __init__(self, capacity, error_rate=0.01, *, seed=0):
+        params = calc.bloom_params(capacity, error_rate)
+        _core.BloomCore.__init__(
+            self, params.num_bits, params.num_hashes, calc.check_seed(seed), int(capacity), float(error_rate)
+        )
+
+    @classmethod
+    def from_params(cls, num_bits, num_hashes, *, seed=0):
+        """A filter with an explicit geometry (e.g. to match another system's).
+
+        ``capacity`` becomes the key count for which ``num_hashes`` is optimal,
+        ``round(num_bits ln 2 / num_hashes)``, and ``error_rate`` the rate
+        predicted at that count.
+        """
+        num_bits = calc.check_capacity(num_bits, "num_bits")
+        if isinstance(num_hashes, bool) or not isinstance(num_hashes, int):
+            raise TypeError(f"num_hashes must be an int in [1, 64], got {type(num_hashes).__name__}")
+        if not 1 <= num_hashes <= 64:
+            raise ValueError(f"num_hashes must be in [1, 64], got {num_hashes}")
+        capacity = max(1, round(num_bits * calc.LN2 / num_hashes))
+        error_rate = calc.false_positive_rate(num_bits, capacity, num_hashes)
+        error_rate = min(max(error_rate, 5e-324), 1.0 - 2**-53)
+        instance = cls.__new__(cls)
+        _core.BloomCore.__init__(instance, num_bits, num_hashes, calc.check_seed(seed), capacity, error_rate)
+        return instance
+
+    # -- estimates -------------------------------------------------------
+    @property
+    def fill_ratio(self) -> float:
+        """Fraction of bits set."""
+        return self._set_bits / self.num_bits
+
+    def estimated_fpr(self) -> float:
+        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
+        return self.fill_ratio**self.num_hashes
+
+    def __len__(self) -> int:
+        """Estimated number of distinct keys inserted (Swamidass & Baldi)."""
+        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._set_bits))
+
+    # -- set algebra -----------------------------------------------------
+    def _check_other(self, other, operation):
+        if not isinstance(other, BloomFilter):
+            raise TypeError(f"{operation} needs another BloomFilter, got {type(other).__name__}")
+
+    def union(self, *others) -> "BloomFilter":
+        """A new filter holding the keys of this and every other filter (bitwise OR).
+
+        All filters must share ``num_bits``, ``num_hashes`` and ``seed``,
+        else ``ValueError``.
+        """
+        result = self.copy()
+        for other in others:
+            result |= other
+        return result
+
+    def intersection(self, *others) -> "BloomFilter":
+        """A new filter with the bits common to this and every other filter (bitwise AND)."""
+        result = self.copy()
+        for other in others:
+            result &= other
+        return result
+
+    def __ior__(self, other):
+        self._check_other(other, "union")
+        self._union_update(other)
+        return self
+
+    def __iand__(self, other):
+        self._check_other(other, "intersection")
+        self._intersection_update(other)
+        return self
+
+    def __or__(self, other):
+        if not isinstance(other, BloomFilter):
+            return NotImplemented
+        return self.union(other)
+
+    def __and__(self, other):
+        if not isinstance(other, BloomFilter):
+            return NotImplemented
+        return self.intersection(other)
+
+    def _summary(self) -> dict:
+        return {
+            "capacity": self.capacity,
+            "error_rate": self.error_rate,
+            "num_bits": self.num_bits,
+            "num_hashes": self.num_hashes,
+            "nbytes": self.nbytes,
+            "seed": self.seed,
+            "fill_ratio": self.fill_ratio,
+            "estimated_count": len(self),
+            "estimated_fpr": self.estimated_fpr(),
+        }
+
+
+def _check_pair(a, b, what):
+    if not isinstance(a, BloomFilter) or not isinstance(b, BloomFilter):
+        raise TypeError(f"{what} needs two BloomFilters, got {type(a).__name__} and {type(b).__name__}")
+
+
+def estimate_union_size(a: BloomFilter, b: BloomFilter) -> int:
+    """Estimated number of distinct keys in either filter, from the OR of their bits."""
+    _check_pair(a, b, "estimate_union_size")
+    return round(estimate_cardinality(a.num_bits, a.num_hashes, a._union_set_bits(b)))
+
+
+def estimate_intersection_size(a: BloomFilter, b: BloomFilter) -> int:
+    """Estimated keys in both: ``n(A) + n(B) - n(A ∪ B)`` (Swamidass & Baldi), never below 0."""
+    _check_pair(a, b, "estimate_intersection_size")
+    union = estimate_cardinality(a.num_bits, a.num_hashes, a._union_set_bits(b))
+    both = (
+        estimate_cardinality(a.num_bits, a.num_hashes, a._set_bits)
+        + estimate_cardinality(b.num_bits, b.num_hashes, b._set_bits)
+        - union
+    )
+    return max(0, round(both))
+
+
+def jaccard(a: BloomFilter, b: BloomFilter) -> float:
+    """Estimated Jaccard similarity ``|A ∩ B| / |A ∪ B|`` of the two key sets (0.0 when both are empty)."""
+    _check_pair(a, b, "jaccard")
+    union = estimate_cardinality(a.num_bits, a.num_hashes, a._union_set_bits(b))
+    if union <= 0:
+        return 0.0
+    both = (
+        estimate_cardinality(a.num_bits, a.num_hashes, a._set_bits)
+        + estimate_cardinality(b.num_bits, b.num_hashes, b._set_bits)
+        - union
+    )
+    return min(1.0, max(0.0, both / union))
