@@ -1,0 +1,106 @@
+"""Shared test helpers: key generators, statistical bounds, corruption fuzzing."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+REQUIRE_INTEGRATION = os.environ.get("BLOOMKIT_REQUIRE_INTEGRATION") == "1"
+
+
+def fpr_upper_bound(error_rate: float, probes: int) -> float:
+    """The acceptance bound for a measured false-positive rate: ``1.1 p + 5 sigma``.
+
+    sigma is the binomial standard deviation of the measured rate over
+    ``probes`` absent keys when the true rate is ``p``; 5 sigma keeps the
+    chance of a spurious failure below one in a million per check, and the
+    10 % slack covers the integer rounding of k and the filter's own finite
+    size effects.
+    """
+    sigma = math.sqrt(error_rate * (1.0 - error_rate) / probes)
+    return 1.1 * error_rate + 5.0 * sigma
+
+
+def random_strings(count: int, seed: int, length: int = 16) -> list:
+    """``count`` distinct random ASCII strings (hex of random bytes)."""
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=(count, length // 2), dtype=np.uint8)
+    keys = [row.tobytes().hex() for row in raw]
+    return keys
+
+
+def url_keys(start: int, count: int) -> list:
+    """URL-like keys sharing a long common prefix, distinct for distinct indices."""
+    prefix = "https://www.example-shop.com/catalogue/category/electronics/item?session=abc&id="
+    return [f"{prefix}{i}" for i in range(start, start + count)]
+
+
+def disjoint_random_u64(count_a: int, count_b: int, seed: int):
+    """Two disjoint arrays of distinct random uint64 keys."""
+    rng = np.random.default_rng(seed)
+    values = np.unique(rng.integers(0, 2**64 - 1, size=int((count_a + count_b) * 1.01) + 16, dtype=np.uint64))
+    rng.shuffle(values)
+    assert len(values) >= count_a + count_b
+    return values[:count_a], values[count_a : count_a + count_b]
+
+
+FUZZ_SCRIPT = textwrap.dedent(
+    """
+    import random, sys
+    import bloomkit
+    loader = {loader}
+    blob = bytes.fromhex(sys.stdin.read().strip())
+    rng = random.Random({seed})
+    outcomes = {{"rejected": 0, "accepted_equal": 0}}
+    original = loader(blob)
+    for trial in range({trials}):
+        data = bytearray(blob)
+        kind = trial % 5
+        if kind == 0:      # truncate
+            data = data[: rng.randrange(len(data))]
+        elif kind == 1:    # extend
+            data += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+        elif kind == 2:    # flip one bit anywhere
+            pos = rng.randrange(len(data))
+            data[pos] ^= 1 << rng.randrange(8)
+        elif kind == 3:    # overwrite a header/params byte, then fix nothing
+            pos = rng.randrange(min(len(data), 24 + 64))
+            data[pos] = rng.randrange(256)
+        else:              # scribble several random bytes
+            for _ in range(rng.randrange(1, 8)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            loaded = loader(bytes(data))
+        except ValueError:
+            outcomes["rejected"] += 1
+            continue
+        # Only an unchanged blob may load (an overwrite can write the same byte).
+        if bytes(data) != blob:
+            print("ACCEPTED CORRUPT", trial, kind, flush=True)
+            sys.exit(3)
+        assert loaded == original
+        outcomes["accepted_equal"] += 1
+    print(outcomes)
+    """
+)
+
+
+def fuzz_corruptions(blob: bytes, loader: str, trials: int = 3000, seed: int = 1) -> str:
+    """Feed ``trials`` corrupted variants of ``blob`` to ``loader`` in a subprocess.
+
+    ``loader`` is Python source for a callable taking bytes (e.g.
+    ``"bloomkit.BloomFilter.from_bytes"``). Every corrupted blob must raise
+    ValueError; a crash (segfault, abort) of the subprocess fails the test
+    instead of the test run. Returns the subprocess's summary line.
+    """
+    script = FUZZ_SCRIPT.format(loader=loader, seed=seed, trials=trials)
+    result = subprocess.run(
+        [sys.executable, "-c", script], input=blob.hex(), capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, f"fuzzing crashed or accepted corrupt data: rc={result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result.stdout
