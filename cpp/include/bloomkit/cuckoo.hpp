@@ -1,0 +1,407 @@
+// The cuckoo filter (Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter:
+// Practically Better Than Bloom", CoNEXT 2014).
+//
+// A key is stored as an f-bit fingerprint in one of two buckets of
+// bucket_size slots. Partial-key cuckoo hashing makes the second bucket a
+// function of the first and of the fingerprint only,
+//     i2 = i1 XOR hash(fp),
+// so a fingerprint can be moved to its other bucket without knowing its key
+// (which is what makes eviction, and deletion, possible). bloomkit uses the
+// variant i2 = (hash(fp) - i1) mod m, which works for any number of buckets
+// m, not only powers of two, so a filter is sized to its capacity instead of
+// up to twice that (see CuckooTable::alternate). A lookup reads at
+// most two buckets; for an absent key each of the <= 2b stored fingerprints
+// it is compared with matches with probability 1/(2^f - 1), so the
+// false-positive rate is at most 1 - (1 - 1/(2^f - 1))^(2b) ~ 2b / 2^f.
+//
+// Nothing is ever silently dropped: when the eviction walk gives up, the
+// fingerprint left in hand goes to a one-entry victim slot that lookups,
+// counts and removals consult, and the table reports itself full. The next
+// insert then fails with FilterFullError (or, with auto_grow, opens a new,
+// larger table: see CuckooFilter).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuckoo_table.hpp"
+#include "fingerprint_table.hpp"
+#include "format.hpp"
+#include "hash.hpp"
+#include "keys.hpp"
+
+namespace bloomkit {
+
+// Raised when a key cannot be stored: the filter is full, or the key already
+// fills both of its buckets. The filter is unchanged by the failing insert.
+// `index` is the key's position in a batch, or kNoIndex for a single key.
+class FilterFullError : public std::runtime_error {
+  public:
+    static constexpr uint64_t kNoIndex = ~uint64_t(0);
+    FilterFullError(const std::string& what, uint64_t index) : std::runtime_error(what), index_(index) {}
+    uint64_t index() const { return index_; }
+
+  private:
+    uint64_t index_;
+};
+
+// b = 1 reaches only ~50 % load and fails early at any size (docs/cuckoo.md).
+constexpr unsigned kCuckooMinBucketSize = 2;
+constexpr unsigned kCuckooMaxBucketSize = 8;
+constexpr uint64_t kCuckooMaxBuckets = uint64_t(1) << 48;
+
+// Everything that fixes where keys go, plus the sizing request. Stage s of a
+// growing filter has (num_buckets << s) buckets of (fingerprint_bits + s)
+// bits: twice the room and half the false-positive bound of the stage before.
+struct CuckooGeometry {
+    uint64_t num_buckets = 0;  // of the first stage
+    uint32_t bucket_size = 0;
+    uint32_t fingerprint_bits = 0;  // of the first stage
+    uint32_t seed = 0;
+    uint64_t capacity = 0;
+    double error_rate = 0.0;
+    bool auto_grow = false;
+
+    void validate() const {
+        if (num_buckets < 1 || num_buckets > kCuckooMaxBuckets)
+            throw std::invalid_argument("num_buckets must be in [1, 2**48], got " +
+                                        std::to_string(num_buckets));
+        if (bucket_size < kCuckooMinBucketSize || bucket_size > kCuckooMaxBucketSize)
+            throw std::invalid_argument("bucket_size must be in [" + std::to_string(kCuckooMinBucketSize) + ", " +
+                                        std::to_string(kCuckooMaxBucketSize) +
+                                        "], got " + std::to_string(bucket_size));
+        if (fingerprint_bits < FingerprintTable::kMinBits || fingerprint_bits > FingerprintTable::kMaxBits)
+            throw std::invalid_argument("fingerprint_bits must be in [" + std::to_string(FingerprintTable::kMinBits) +
+                                        ", " + std::to_string(FingerprintTable::kMaxBits) + "], got " +
+                                        std::to_string(fingerprint_bits));
+        if (capacity == 0) throw std::invalid_argument("capacity must be at least 1");
+        if (!(error_rate > 0.0 && error_rate < 1.0))
+            throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+    }
+
+    uint64_t stage_buckets(size_t stage) const { return num_buckets << stage; }
+    unsigned stage_bits(size_t stage) const { return fingerprint_bits + static_cast<unsigned>(stage); }
+
+    // How many stages the filter may have: 1 without auto_grow; with it,
+    // until fingerprints would exceed 32 bits or buckets 2**48.
+    size_t max_stages() const {
+        if (!auto_grow) return 1;
+        size_t stages = 1;
+        // Each stage only doubles the one before, so the loop stops at the
+        // first stage past 2**48 buckets, long before the shift overflows.
+        while (stage_bits(stages) <= FingerprintTable::kMaxBits && stage_buckets(stages) <= kCuckooMaxBuckets)
+            ++stages;
+        return stages;
+    }
+
+    bool operator==(const CuckooGeometry& o) const {
+        return num_buckets == o.num_buckets && bucket_size == o.bucket_size &&
+               fingerprint_bits == o.fingerprint_bits && seed == o.seed && capacity == o.capacity &&
+               error_rate == o.error_rate && auto_grow == o.auto_grow;
+    }
+};
+
+// A cuckoo filter: one table, or with auto_grow a chain of tables ("stages")
+// like the scalable Bloom filter (Almeida et al., 2007). Doubling one table
+// in place would need hash bits a stored fingerprint does not keep (or
+// would steal fingerprint bits and double the false-positive rate each
+// time). So a full filter opens a new stage with twice the buckets and one
+// more fingerprint bit; inserts go to the newest stage, lookups check every
+// stage. Stage s has a false-positive bound of about 2b / 2^(f+s), so the
+// whole chain stays below 2 * 2b / 2^f (python/bloomkit/calc.py sizes f for
+// that). Stages refine one another (CuckooTable::probe), which makes
+// removal safe across stages (remove()).
+class CuckooFilter {
+  public:
+    static constexpr size_t kPrefetchDistance = 8;
+
+    explicit CuckooFilter(const CuckooGeometry& geometry) : geometry_(geometry) {
+        geometry_.validate();
+        add_stage();
+    }
+
+    const CuckooGeometry& geometry() const { return geometry_; }
+    uint32_t seed() const { return geometry_.seed; }
+    const std::vector<CuckooTable>& stages() const { return stages_; }
+
+    uint64_t size() const {
+        uint64_t n = 0;
+        for (const CuckooTable& t : stages_) n += t.size();
+        return n;
+    }
+    uint64_t num_slots() const {
+        uint64_t n = 0;
+        for (const CuckooTable& t : stages_) n += t.table().num_slots();
+        return n;
+    }
+    uint64_t num_buckets() const {
+        uint64_t n = 0;
+        for (const CuckooTable& t : stages_) n += t.num_buckets();
+        return n;
+    }
+    uint64_t nbytes() const {
+        uint64_t n = 0;
+        for (const CuckooTable& t : stages_) n += t.table().nbytes();
+        return n;
+    }
+    // True when the next add of a new key would raise FilterFullError.
+    bool full() const { return stages_.back().full() && !can_grow(); }
+
+    // Inserts one more copy of the key; returns whether a matching
+    // fingerprint was already present. Throws FilterFullError (changing
+    // nothing) when the key cannot be stored.
+    bool add(Hash128 h) {
+        bool present = false;
+        const Outcome outcome = insert(h, present);
+        if (outcome != Outcome::Stored) throw error(outcome, FilterFullError::kNoIndex);
+        return present;
+    }
+
+    bool contains(Hash128 h) const {
+        for (const CuckooTable& t : stages_)
+            if (t.contains(t.probe(h))) return true;
+        return false;
+    }
+
+    uint64_t count(Hash128 h) const {
+        uint64_t n = 0;
+        for (const CuckooTable& t : stages_) n += t.count(t.probe(h));
+        return n;
+    }
+
+    // Removes one copy of the key; false (and no change) when no stage holds
+    // a matching fingerprint.
+    //
+    // Always from the newest stage that matches, which is what keeps a grown
+    // filter free of false negatives. Suppose key X was stored in stage a
+    // but its probe also matches key Y's copy in a newer stage c (a false
+    // positive there) and that copy is the one removed. Stages nest (see
+    // CuckooTable::probe): X and Y having the same fingerprint and buckets
+    // in stage c implies they have the same fingerprint and buckets in stage
+    // a, so Y still matches X's copy, which stays. The wrong way round
+    // (removing from an older stage a copy the key only false-matches)
+    // would have no such cover, hence newest first.
+    bool remove(Hash128 h) {
+        for (size_t s = stages_.size(); s-- > 0;) {
+            CuckooTable& t = stages_[s];
+            CuckooTable::Removal removal;
+            if (t.take(t.probe(h), removal)) {
+                if (!removal.from_victim) t.settle_victim();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void prefetch(Hash128 h) const {
+        for (const CuckooTable& t : stages_) t.prefetch(t.probe(h));
+    }
+
+    // Batch insert in key order. When key j cannot be stored, keys [0, j)
+    // stay inserted, key j and the rest are not, and FilterFullError names j.
+    template <class Keys>
+    void add_many(const Keys& keys, uint8_t* was_present) {
+        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for_each_prefetched(digests, count, [&](size_t j) {
+                bool present = false;
+                const Outcome outcome = insert(digests[j], present);
+                if (outcome != Outcome::Stored) throw error(outcome, first + j);
+                if (was_present) was_present[first + j] = present;
+            });
+        });
+    }
+
+    template <class Keys>
+    void contains_many(const Keys& keys, uint8_t* present) const {
+        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for_each_prefetched(digests, count, [&](size_t j) { present[first + j] = contains(digests[j]); });
+        });
+    }
+
+    // Removes one copy of every key, all or nothing: returns keys.size() when
+    // every key had a matching fingerprint (counting earlier removals of the
+    // same batch), else the index of the first key that had none, with the
+    // filter restored exactly. Keeps a 16-byte undo record per key.
+    template <class Keys>
+    size_t remove_many(const Keys& keys) {
+        std::vector<CuckooTable::Removal> log;
+        log.reserve(keys.size());
+        std::vector<bool> freed(stages_.size(), false);
+        size_t missing = keys.size();
+        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            if (missing != keys.size()) return;
+            for_each_prefetched(digests, count, [&](size_t j) {
+                if (missing != keys.size()) return;
+                for (size_t s = stages_.size(); s-- > 0;) {
+                    CuckooTable& t = stages_[s];
+                    CuckooTable::Removal removal;
+                    if (t.take(t.probe(digests[j]), removal)) {
+                        removal.stage = static_cast<uint8_t>(s);
+                        log.push_back(removal);
+                        if (!removal.from_victim) freed[s] = true;
+                        return;
+                    }
+                }
+                missing = first + j;
+            });
+        });
+        if (missing != keys.size()) {
+            for (size_t i = log.size(); i-- > 0;) stages_[log[i].stage].undo(log[i]);
+            return missing;
+        }
+        // Victims move back only now, so an undo never has to reverse a walk.
+        for (size_t s = 0; s < stages_.size(); ++s)
+            if (freed[s]) stages_[s].settle_victim();
+        return keys.size();
+    }
+
+    template <class Visit>
+    void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
+        const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
+        for (size_t j = 0; j < lead; ++j) prefetch(digests[j]);
+        for (size_t j = 0; j < count; ++j) {
+            if (j + kPrefetchDistance < count) prefetch(digests[j + kPrefetchDistance]);
+            visit(j);
+        }
+    }
+
+    // Empties the filter and drops every grown stage.
+    void clear() {
+        stages_.erase(stages_.begin() + 1, stages_.end());
+        stages_.front().clear();
+    }
+
+    bool operator==(const CuckooFilter& other) const {
+        return geometry_ == other.geometry_ && stages_ == other.stages_;
+    }
+
+    // --- serialization (docs/FORMAT.md, type tag 4) ---
+
+    void write_params(ByteWriter& w) const {
+        w.u64(geometry_.capacity);
+        w.f64(geometry_.error_rate);
+        w.u64(geometry_.num_buckets);
+        w.u32(geometry_.seed);
+        w.u8(static_cast<uint8_t>(geometry_.bucket_size));
+        w.u8(static_cast<uint8_t>(geometry_.fingerprint_bits));
+        w.u8(geometry_.auto_grow ? 1 : 0);
+        w.u8(static_cast<uint8_t>(stages_.size()));
+    }
+
+    static uint64_t payload_length(const CuckooGeometry& g, size_t num_stages) {
+        uint64_t total = 0;
+        for (size_t s = 0; s < num_stages; ++s)
+            total += CuckooTable::serialized_length(g.stage_buckets(s), g.bucket_size, g.stage_bits(s));
+        return total;
+    }
+
+    std::vector<uint8_t> serialize() const {
+        return build_frame(
+            FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
+            [&](ByteWriter& w) {
+                for (const CuckooTable& t : stages_) t.write(w);
+            });
+    }
+
+    static CuckooFilter deserialize(const uint8_t* data, size_t len) {
+        const Frame frame = parse_frame(data, len, FilterType::Cuckoo);
+        ByteReader params(frame.params, frame.params_length);
+        CuckooGeometry g;
+        g.capacity = params.u64("capacity");
+        g.error_rate = params.f64("error_rate");
+        g.num_buckets = params.u64("num_buckets");
+        g.seed = params.u32("seed");
+        g.bucket_size = params.u8("bucket_size");
+        g.fingerprint_bits = params.u8("fingerprint_bits");
+        const uint8_t auto_grow = params.u8("auto_grow");
+        const uint8_t num_stages = params.u8("num_stages");
+        params.expect_end("params");
+        if (auto_grow > 1) throw FormatError("auto_grow must be 0 or 1, got " + std::to_string(auto_grow));
+        g.auto_grow = auto_grow == 1;
+        try {
+            g.validate();
+        } catch (const std::invalid_argument& e) {
+            throw FormatError(std::string("invalid stored parameters: ") + e.what());
+        }
+        if (num_stages < 1 || num_stages > g.max_stages())
+            throw FormatError("num_stages " + std::to_string(num_stages) + " is outside [1, " +
+                              std::to_string(g.max_stages()) + "] for these parameters");
+        // The frame length was checked against the real buffer, so once the
+        // params imply exactly that payload length every allocation below is
+        // bounded by the bytes actually supplied.
+        const uint64_t expected = payload_length(g, num_stages);
+        if (frame.payload_length != expected)
+            throw FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but the parameters need " +
+                              std::to_string(expected));
+        CuckooFilter filter(g);
+        ByteReader payload(frame.payload, frame.payload_length);
+        for (size_t s = 0; s < num_stages; ++s) {
+            if (s > 0) filter.add_stage();
+            filter.stages_[s].read(payload);
+        }
+        payload.expect_end("payload");
+        return filter;
+    }
+
+  private:
+    enum class Outcome { Stored, Full, DuplicateLimit, CannotGrow };
+
+    bool can_grow() const { return geometry_.auto_grow && stages_.size() < geometry_.max_stages(); }
+
+    void add_stage() {
+        const size_t s = stages_.size();
+        stages_.emplace_back(geometry_.num_buckets, geometry_.bucket_size, geometry_.fingerprint_bits,
+                             static_cast<unsigned>(s));
+    }
+
+    Outcome insert(Hash128 h, bool& present) {
+        if (stages_.back().full()) {
+            if (!geometry_.auto_grow) return Outcome::Full;
+            if (!can_grow()) return Outcome::CannotGrow;
+            add_stage();
+        }
+        present = contains(h);
+        CuckooTable& t = stages_.back();
+        const CuckooTable::Probe p = t.probe(h);
+        // The walk's random choices come from SplitMix64 seeded with the
+        // whole digest; its output bits are unrelated to the digest bits that
+        // chose the bucket and the fingerprint.
+        const uint64_t walk_seed = h.h1 ^ detail::rotl64(h.h2, 32);
+        if (t.place(p.i1, p.fp, walk_seed) == CuckooTable::Placed::DuplicateLimit) return Outcome::DuplicateLimit;
+        return Outcome::Stored;
+    }
+
+    FilterFullError error(Outcome outcome, uint64_t index) const {
+        const bool in_batch = index != FilterFullError::kNoIndex;
+        std::string what = in_batch ? "key at index " + std::to_string(index) + ": " : std::string();
+        switch (outcome) {
+            case Outcome::Full:
+                what += "CuckooFilter is full (" + std::to_string(size()) + " fingerprints in " +
+                        std::to_string(num_slots()) +
+                        " slots); remove keys, or create it with a larger capacity or auto_grow=True";
+                break;
+            case Outcome::DuplicateLimit:
+                what += "the key's two buckets are already full of its fingerprint: a key can be stored at most "
+                        "2*bucket_size = " +
+                        std::to_string(2 * geometry_.bucket_size) +
+                        " times (bucket_size times if its buckets coincide); the filter is not full";
+                break;
+            case Outcome::CannotGrow:
+                what += "CuckooFilter cannot grow past " + std::to_string(stages_.size()) +
+                        " stages (fingerprints are at most 32 bits, tables at most 2**48 buckets)";
+                break;
+            case Outcome::Stored: break;
+        }
+        if (in_batch)
+            what += "; keys before index " + std::to_string(index) + " were inserted, this key and later ones were not";
+        return FilterFullError(what, index);
+    }
+
+    CuckooGeometry geometry_;
+    std::vector<CuckooTable> stages_;
+};
+
+}  // namespace bloomkit
