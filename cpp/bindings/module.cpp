@@ -1,5 +1,6 @@
 // bloomkit._core: the pybind11 module. Each filter type binds itself in its
 // own file; this file only wires them together with the shared pieces.
+#include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
 
 #include <pybind11/pybind11.h>
@@ -11,6 +12,7 @@ namespace py = pybind11;
 
 namespace bloomkit_py {
 void bind_bloom(py::module_& m);
+void bind_cuckoo(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -37,5 +39,24 @@ PYBIND11_MODULE(_core, m) {
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
 
+    // bloomkit.FilterFullError: a RuntimeError raised when a cuckoo filter
+    // cannot store a key. register_exception creates the type and its
+    // what() translation; the translator after it (tried first) also sets
+    // `index`, the failing key's position in a batch (None for one key).
+    static py::handle filter_full = py::register_exception<bloomkit::FilterFullError>(
+        m, "FilterFullError", PyExc_RuntimeError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const bloomkit::FilterFullError& e) {
+            py::object error = py::reinterpret_borrow<py::object>(filter_full)(e.what());
+            error.attr("index") = e.index() == bloomkit::FilterFullError::kNoIndex
+                                      ? py::object(py::none())
+                                      : py::object(py::int_(e.index()));
+            PyErr_SetObject(filter_full.ptr(), error.ptr());
+        }
+    });
+
     bloomkit_py::bind_bloom(m);
+    bloomkit_py::bind_cuckoo(m);
 }

@@ -1,0 +1,49 @@
+// CuckooFilter bindings: the common surface, deletion, and the geometry.
+#include <bloomkit/cuckoo.hpp>
+
+#include <pybind11/stl.h>
+
+#include "common.hpp"
+#include "removal.hpp"
+
+namespace bloomkit_py {
+
+using bloomkit::CuckooFilter;
+using bloomkit::CuckooGeometry;
+using bloomkit::CuckooTable;
+
+void bind_cuckoo(py::module_& m) {
+    using G = Guarded<CuckooFilter>;
+    py::class_<G> cls(m, "CuckooCore", "C++ core of bloomkit.CuckooFilter; use that class instead.");
+    cls.def(py::init([](uint64_t num_buckets, uint32_t bucket_size, uint32_t fingerprint_bits, uint32_t seed,
+                        uint64_t capacity, double error_rate, bool auto_grow) {
+                return new G(CuckooGeometry{num_buckets, bucket_size, fingerprint_bits, seed, capacity, error_rate,
+                                            auto_grow});
+            }),
+            py::arg("num_buckets"), py::arg("bucket_size"), py::arg("fingerprint_bits"), py::arg("seed"),
+            py::arg("capacity"), py::arg("error_rate"), py::arg("auto_grow"));
+    bind_common<CuckooFilter>(cls);
+    bind_removal<CuckooFilter>(cls);
+
+    cls.def("__len__", [](G& self) { return self.guard.read([&] { return self.core.size(); }); },
+            "Exact number of fingerprints stored (each add stores one, each removal takes one).");
+    cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
+    cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
+    cls.def_property_readonly("bucket_size", [](G& self) { return self.core.geometry().bucket_size; });
+    cls.def_property_readonly("fingerprint_bits", [](G& self) { return self.core.geometry().fingerprint_bits; });
+    cls.def_property_readonly("auto_grow", [](G& self) { return self.core.geometry().auto_grow; });
+    cls.def_property_readonly("num_buckets",
+                              [](G& self) { return self.guard.read([&] { return self.core.num_buckets(); }); });
+    cls.def_property_readonly("is_full", [](G& self) { return self.guard.read([&] { return self.core.full(); }); });
+    // Per stage: (num_buckets, fingerprint_bits, stored, victim_used).
+    cls.def_property_readonly("_stages", [](G& self) {
+        return self.guard.read([&] {
+            py::list out;
+            for (const CuckooTable& t : self.core.stages())
+                out.append(py::make_tuple(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full()));
+            return out;
+        });
+    });
+}
+
+}  // namespace bloomkit_py
