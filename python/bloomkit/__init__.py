@@ -12,7 +12,8 @@ from . import _core, calc
 from ._base import load
 from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
-from .calc import BloomParams, bloom_capacity, bloom_params, false_positive_rate
+from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
+from .cuckoo import CuckooFilter, FilterFullError
 
 __version__ = "0.1.0"
 
@@ -28,10 +29,14 @@ def hash128(key, seed=0) -> int:
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CuckooFilter",
+    "CuckooParams",
+    "FilterFullError",
     "bloom_capacity",
     "bloom_params",
     "calc",
     "canonical_bytes",
+    "cuckoo_params",
     "estimate_intersection_size",
     "estimate_union_size",
     "false_positive_rate",
