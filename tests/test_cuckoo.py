@@ -2,6 +2,7 @@
 
 import ast
 import copy
+import doctest
 import math
 import pickle
 import struct
@@ -580,6 +581,19 @@ def test_copy_is_independent_and_equality_checks_everything():
         hash(f)
 
 
+def test_docstring_examples_run():
+    import bloomkit.cuckoo
+
+    results = doctest.testmod(bloomkit.cuckoo)
+    assert results.failed == 0 and results.attempted >= 5
+    for function in (calc.cuckoo_params, calc.cuckoo_false_positive_rate):
+        runner = doctest.DocTestRunner()
+        for test in doctest.DocTestFinder().find(function, globs={function.__name__: function}):
+            runner.run(test)
+        results = runner.summarize(verbose=False)
+        assert results.failed == 0 and results.attempted >= 1
+
+
 def test_repr_and_html():
     f = CuckooFilter(1000, 0.001)
     f.update(range(500))
@@ -621,6 +635,60 @@ def test_layout_matches_the_documentation():
     bits = f.fingerprint_bits
     slots = [(table >> (s * bits)) & ((1 << bits) - 1) for s in range(f.num_buckets * 4)]
     assert sum(1 for s in slots if s) == 300
+
+
+def _fmix64(k):
+    mask = 2**64 - 1
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & mask
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & mask
+    return k ^ (k >> 33)
+
+
+def _documented_lookup(data: bytes, key) -> bool:
+    """Membership computed only from docs/FORMAT.md's description of type 4."""
+    _, _, num_buckets, seed, b, f, _, stages = struct.unpack_from("<QdQIBBBB", data, PARAMS_AT)
+    digest = bloomkit.hash128(key, seed)
+    h1, h2 = digest & (2**64 - 1), digest >> 64
+    g = _fmix64(h2)
+    offset = PAYLOAD_AT
+    for s in range(stages):
+        m_s, f_s = num_buckets << s, f + s
+        table_bytes = (m_s * b * f_s + 7) // 8
+        _, victim_bucket, victim_fp, victim_used = struct.unpack_from("<QQIB", data, offset)
+        table = int.from_bytes(data[offset + STAGE_HEADER : offset + STAGE_HEADER + table_bytes], "little")
+        offset += STAGE_HEADER + table_bytes
+        fp = ((1 + (g * (2**f - 1) >> 64)) << s) + (((g % 2**32) << s) >> 32)
+
+        def alternate(i):
+            u, v = i >> s, i % 2**s
+            h = _fmix64(fp >> s) * num_buckets >> 64
+            other = (h - u) % num_buckets
+            if other == u and num_buckets % 2 == 0:
+                other = (u + num_buckets // 2) % num_buckets
+            return (other << s) + (v ^ (fp % 2**s))
+
+        i1 = h1 * m_s >> 64
+        i2 = alternate(i1)
+        assert alternate(i2) == i1
+        for bucket in (i1, i2):
+            for k in range(b):
+                if (table >> ((bucket * b + k) * f_s)) & (2**f_s - 1) == fp:
+                    return True
+        if victim_used and victim_fp == fp and victim_bucket in (i1, i2):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("bucket_size, bits", [(4, 12), (3, 13), (8, 16)])
+def test_documented_key_to_slot_derivation_matches_the_filter(bucket_size, bits):
+    f = CuckooFilter(60, fingerprint_bits=bits, bucket_size=bucket_size, auto_grow=True, seed=77)
+    f.update(range(600))
+    assert f.num_stages >= 3
+    data = f.to_bytes()
+    probes = list(range(600)) + list(range(10**6, 10**6 + 3000))
+    assert [_documented_lookup(data, k) for k in probes] == f.contains_many(probes).tolist()
 
 
 @pytest.mark.parametrize("kind", ["empty", "partial", "full", "grown"])

@@ -47,6 +47,8 @@ __all__ = [
     "check_capacity",
     "check_error_rate",
     "check_seed",
+    "check_bucket_size",
+    "check_fingerprint_bits",
 ]
 
 LN2 = math.log(2.0)
@@ -328,8 +330,9 @@ def cuckoo_params(capacity, error_rate=None, bucket_size=4, *, fingerprint_bits=
 
     Examples
     --------
-    >>> cuckoo_params(1_000_000, 0.01)
-    CuckooParams(num_buckets=524288, fingerprint_bits=10, nbytes=2621440, error_rate=0.00779...)
+    >>> p = cuckoo_params(1_000_000, 0.01)
+    >>> p.num_buckets, p.fingerprint_bits, p.nbytes, round(p.error_rate, 5)
+    (269376, 10, 1346880, 0.00779)
     """
     n = check_capacity(capacity)
     b = check_bucket_size(bucket_size)
