@@ -5,26 +5,21 @@
 // A key source is any type with
 //     size_t size() const;
 //     Hash128 hash(size_t i, uint32_t seed) const;
-// The bindings build one from a NumPy array, an Arrow buffer pair or a list of
-// Python objects; the filters are templates over it.
+// The bindings build one from a NumPy array, an Arrow buffer pair or (already
+// hashed) a list of Python objects; the filters are templates over it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "hash.hpp"
 
 namespace bloomkit {
-
-// One byte-string key: pointer and length.
-struct ByteView {
-    const uint8_t* data;
-    size_t size;
-};
 
 // A strided array of integers of any width; each element is the integer key
 // `value mod 2^64` (signed values are sign-extended first, which is exactly
@@ -54,18 +49,22 @@ class IntegerKeys {
     ptrdiff_t stride_;
 };
 
-// Keys given as explicit (pointer, length) views, e.g. the UTF-8 buffers of
-// Python str objects collected by the bindings.
-class ViewKeys {
+// Keys the caller has already hashed with murmur3_x64_128 under `seed`: the
+// bindings hash Python objects while they walk them with the GIL held, so
+// each object's memory is touched once rather than once to validate and
+// again to hash. Asking for another seed is a programming error.
+class DigestKeys {
   public:
-    explicit ViewKeys(const std::vector<ByteView>& views) : views_(views) {}
-    size_t size() const { return views_.size(); }
+    DigestKeys(const std::vector<Hash128>& digests, uint32_t seed) : digests_(digests), seed_(seed) {}
+    size_t size() const { return digests_.size(); }
     Hash128 hash(size_t i, uint32_t seed) const {
-        return murmur3_x64_128(views_[i].data, views_[i].size, seed);
+        if (seed != seed_) throw std::logic_error("DigestKeys used with a different seed than it was hashed with");
+        return digests_[i];
     }
 
   private:
-    const std::vector<ByteView>& views_;
+    const std::vector<Hash128>& digests_;
+    uint32_t seed_;
 };
 
 // Fixed-width byte strings (NumPy dtype 'S<n>'): each element is its bytes
