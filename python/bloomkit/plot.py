@@ -213,7 +213,7 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     ax.plot(rates, bloom, color="C0", label=r"Bloom, optimal k: $\log_2(1/\varepsilon)\,/\ln 2$")
     ax.plot(rates, cuckoo, color="C1", label=rf"cuckoo b={bucket_size}, α={alpha:g}: $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$")
     if hasattr(calc, "cuckoo_params"):
-        actual = [8 * calc.cuckoo_params(1_000_000, float(rate), bucket_size=bucket_size).nbytes / 1_000_000 for rate in rates]
+        actual = [_cuckoo_sizing(float(rate), bucket_size) for rate in rates]
         ax.plot(rates, actual, color="C1", linestyle=":", label="bloomkit CuckooFilter sizing (1M keys)")
     ax.plot(rates, information, color="grey", linestyle="--", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
     crossing = _crossover(bucket_size, alpha)
@@ -229,6 +229,14 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
     return figure
+
+
+def _cuckoo_sizing(rate, bucket_size, keys=1_000_000) -> float:
+    """Bits per key bloomkit's cuckoo sizing gives; NaN (a gap) where it rejects the rate."""
+    try:
+        return 8 * calc.cuckoo_params(keys, rate, bucket_size=bucket_size).nbytes / keys
+    except ValueError:
+        return float("nan")
 
 
 def _crossover(bucket_size, alpha) -> float:

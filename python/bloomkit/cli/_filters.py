@@ -124,10 +124,11 @@ def overfull_warning(filter_) -> "str | None":
     """A warning when the filter's current false-positive rate is well above what it was sized for."""
     fpr = current_fpr(filter_)
     target = getattr(filter_, "error_rate", None)
-    if fpr is None or target is None or fpr <= 2 * target:
+    capacity = getattr(filter_, "capacity", None)
+    if fpr is None or target is None or capacity is None or fpr <= 2 * target:
         return None
     return (
         f"the filter holds about {len(filter_):,} keys, more than its capacity of "
-        f"{filter_.capacity:,}; its false-positive rate is now about {fpr:.3g} (sized for {target:g}). "
+        f"{capacity:,}; its false-positive rate is now about {fpr:.3g} (sized for {target:g}). "
         "Use a larger --capacity for a new filter."
     )
