@@ -194,6 +194,7 @@ def test_a_bad_key_inside_a_batch_names_its_index_and_inserts_nothing(key, error
         (np.zeros(3), TypeError, "dtype 'float64'"),
         (np.zeros(3, dtype=bool), TypeError, "dtype 'bool'"),
         (np.array(["a", "\udc80"]), ValueError, "key at index 1"),
+        (np.array(["a", "x", "b", "\U0010ffff", "\ud800", "y"])[::2], ValueError, "key at index 2"),
         ("abc", TypeError, "single 'str'"),
         (b"abc", TypeError, "single 'bytes'"),
         (5, TypeError, "iterable of keys"),
