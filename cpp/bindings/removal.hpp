@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "fast_methods.hpp"
 #include "guard.hpp"
 #include "keys.hpp"
 
@@ -25,39 +26,50 @@ namespace bloomkit_py {
 namespace py = pybind11;
 
 template <class Core>
+bool removal_discard(Guarded<Core>& self, py::handle key) {
+    const Hash128 h = hash_key(key, self.core.seed());
+    return self.guard.write([&] { return self.core.remove(h); });
+}
+
+template <class Core>
+py::object removal_remove(Guarded<Core>& self, py::handle key) {
+    if (!removal_discard(self, key)) {
+        // Like set.remove: KeyError carrying the key itself.
+        PyErr_SetObject(PyExc_KeyError, key.ptr());
+        throw py::error_already_set();
+    }
+    return py::none();
+}
+
+template <class Core>
+py::object removal_discard_object(Guarded<Core>& self, py::handle key) {
+    return py::bool_(removal_discard(self, key));
+}
+
+template <class Core>
+py::object removal_count(Guarded<Core>& self, py::handle key) {
+    const Hash128 h = hash_key(key, self.core.seed());
+    return py::int_(self.guard.read([&] { return self.core.count(h); }));
+}
+
+template <class Core>
 void bind_removal(py::class_<Guarded<Core>>& cls) {
     using G = Guarded<Core>;
 
-    cls.def(
-        "remove",
-        [](G& self, py::handle key) {
-            const Hash128 h = hash_key(key, self.core.seed());
-            if (!self.guard.write([&] { return self.core.remove(h); })) {
-                // Like set.remove: KeyError carrying the key itself.
-                PyErr_SetObject(PyExc_KeyError, key.ptr());
-                throw py::error_already_set();
-            }
-        },
-        py::arg("key"),
-        "Remove one copy of key; KeyError (and no change) if the key is definitely not in the filter.");
-    cls.def(
-        "discard",
-        [](G& self, py::handle key) {
-            const Hash128 h = hash_key(key, self.core.seed());
-            return self.guard.write([&] { return self.core.remove(h); });
-        },
-        py::arg("key"), "Remove one copy of key if present; return whether something was removed.");
-    cls.def(
-        "count",
-        [](G& self, py::handle key) {
-            const Hash128 h = hash_key(key, self.core.seed());
-            return self.guard.read([&] { return self.core.count(h); });
-        },
-        py::arg("key"), "How many times key is (probably) stored; 0 means definitely absent.");
+    // Single-key methods as METH_O functions (fast_methods.hpp): they are
+    // the ones called once per key in Python loops.
+    def_meth_o(cls, "remove", meth_o<G, &removal_remove<Core>>,
+               "remove(key)\n--\n\nRemove one copy of key; KeyError (and no change) if the key is definitely not "
+               "in the filter.");
+    def_meth_o(cls, "discard", meth_o<G, &removal_discard_object<Core>>,
+               "discard(key)\n--\n\nRemove one copy of key if present; return whether something was removed.");
+    def_meth_o(cls, "count", meth_o<G, &removal_count<Core>>,
+               "count(key)\n--\n\nHow many times key is (probably) stored; 0 means definitely absent.");
+
     cls.def(
         "_remove_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys);
+            KeyBatch batch(keys, self.core.seed());
             const size_t missing = self.guard.released_write([&] {
                 size_t first_missing = batch.size();
                 batch.visit([&](const auto& source) { first_missing = self.core.remove_many(source); });

@@ -14,6 +14,7 @@ from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
 from .cuckoo import CuckooFilter, FilterFullError
+from .dedup import dedup_mask
 
 __version__ = "0.1.0"
 
@@ -26,6 +27,15 @@ def hash128(key, seed=0) -> int:
     """
     return _core.hash128(key, calc.check_seed(seed))
 
+def __getattr__(name):
+    # bloomkit.plot imports matplotlib only when first used (the [plot] extra).
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module 'bloomkit' has no attribute {name!r}")
+
+
 __all__ = [
     "BloomFilter",
     "BloomParams",
@@ -37,6 +47,7 @@ __all__ = [
     "calc",
     "canonical_bytes",
     "cuckoo_params",
+    "dedup_mask",
     "estimate_intersection_size",
     "estimate_union_size",
     "false_positive_rate",
