@@ -205,6 +205,18 @@ class CuckooFilter {
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            if (!geometry_.auto_grow) {
+                // One table that never changes shape: probe each key once.
+                CuckooTable& t = stages_.front();
+                for_each_probe(t, digests, count, [&](size_t j, const CuckooTable::Probe& p) {
+                    if (t.full()) throw error(Outcome::Full, first + j);
+                    const bool present = was_present != nullptr && t.contains(p);
+                    const Outcome outcome = place_in(t, p, digests[j]);
+                    if (outcome != Outcome::Stored) throw error(outcome, first + j);
+                    if (was_present) was_present[first + j] = present;
+                });
+                return;
+            }
             for_each_prefetched(digests, count, [&](size_t j) {
                 bool present = false;
                 const Outcome outcome = insert(digests[j], present);
@@ -217,6 +229,12 @@ class CuckooFilter {
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            if (stages_.size() == 1) {
+                const CuckooTable& t = stages_.front();
+                for_each_probe(t, digests, count,
+                               [&](size_t j, const CuckooTable::Probe& p) { present[first + j] = t.contains(p); });
+                return;
+            }
             for_each_prefetched(digests, count, [&](size_t j) { present[first + j] = contains(digests[j]); });
         });
     }
@@ -231,20 +249,27 @@ class CuckooFilter {
         log.reserve(keys.size());
         std::vector<bool> freed(stages_.size(), false);
         size_t missing = keys.size();
+        // Takes one fingerprint matching probe p from stage s, logging it.
+        auto take = [&](size_t s, const CuckooTable::Probe& p) {
+            CuckooTable::Removal removal;
+            if (!stages_[s].take(p, removal)) return false;
+            removal.stage = static_cast<uint8_t>(s);
+            log.push_back(removal);
+            if (!removal.from_victim) freed[s] = true;
+            return true;
+        };
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
             if (missing != keys.size()) return;
+            if (stages_.size() == 1) {
+                for_each_probe(stages_.front(), digests, count, [&](size_t j, const CuckooTable::Probe& p) {
+                    if (missing == keys.size() && !take(0, p)) missing = first + j;
+                });
+                return;
+            }
             for_each_prefetched(digests, count, [&](size_t j) {
                 if (missing != keys.size()) return;
-                for (size_t s = stages_.size(); s-- > 0;) {
-                    CuckooTable& t = stages_[s];
-                    CuckooTable::Removal removal;
-                    if (t.take(t.probe(digests[j]), removal)) {
-                        removal.stage = static_cast<uint8_t>(s);
-                        log.push_back(removal);
-                        if (!removal.from_victim) freed[s] = true;
-                        return;
-                    }
-                }
+                for (size_t s = stages_.size(); s-- > 0;)  // newest first, see remove()
+                    if (take(s, stages_[s].probe(digests[j]))) return;
                 missing = first + j;
             });
         });
@@ -258,6 +283,22 @@ class CuckooFilter {
         return keys.size();
     }
 
+    // Calls visit(j, probe) for j in [0, count) in order with key j's probe
+    // in table t, computing each probe once and prefetching the buckets of
+    // key j + kPrefetchDistance first.
+    template <class Table, class Visit>
+    static void for_each_probe(Table& t, const Hash128* digests, size_t count, Visit&& visit) {
+        CuckooTable::Probe probes[kHashChunk];
+        for (size_t j = 0; j < count; ++j) probes[j] = t.probe(digests[j]);
+        const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
+        for (size_t j = 0; j < lead; ++j) t.prefetch(probes[j]);
+        for (size_t j = 0; j < count; ++j) {
+            if (j + kPrefetchDistance < count) t.prefetch(probes[j + kPrefetchDistance]);
+            visit(j, probes[j]);
+        }
+    }
+
+    // The same for any number of stages, probing every stage as it goes.
     template <class Visit>
     void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
         const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
@@ -365,7 +406,11 @@ class CuckooFilter {
         }
         present = contains(h);
         CuckooTable& t = stages_.back();
-        const CuckooTable::Probe p = t.probe(h);
+        return place_in(t, t.probe(h), h);
+    }
+
+    // Stores the key with probe p in table t (which is not full).
+    static Outcome place_in(CuckooTable& t, const CuckooTable::Probe& p, Hash128 h) {
         // The walk's random choices come from SplitMix64 seeded with the
         // whole digest; its output bits are unrelated to the digest bits that
         // chose the bucket and the fingerprint.
