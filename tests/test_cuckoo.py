@@ -1,14 +1,18 @@
 """CuckooFilter: sizing, membership, the victim slot, duplicates, removal, growth, format."""
 
 import ast
+import collections
 import copy
 import doctest
 import math
 import pickle
 import struct
+import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bloomkit
 from bloomkit import CuckooFilter, CuckooParams, FilterFullError, calc, cuckoo_params
@@ -440,6 +444,87 @@ def test_remove_many_index_counts_across_arrow_chunks():
     with pytest.raises(KeyError, match="key at index 201 is not in the filter"):
         f.remove_many(chunks)
     assert f.to_bytes() == before
+
+
+operations = st.lists(
+    st.tuples(st.sampled_from(["add", "remove", "discard", "add_many", "remove_many"]), st.integers(0, 11)),
+    max_size=120,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=operations, auto_grow=st.booleans())
+def test_behaves_like_a_multiset(ops, auto_grow):
+    # 28-bit and wider fingerprints: among 24 keys a false match is
+    # practically impossible, so the filter must agree with a Counter
+    # exactly; the tiny table also fills and grows often.
+    f = CuckooFilter(8, fingerprint_bits=28, auto_grow=auto_grow, seed=1)
+    model = collections.Counter()
+    for op, key in ops:
+        before = f.to_bytes()
+        try:
+            if op == "add":
+                assert f.add(key) == (model[key] > 0)
+                model[key] += 1
+            elif op == "add_many":
+                pair = [key, key + 100]
+                expected = [model[k] > 0 for k in pair]
+                try:
+                    assert f.add_many(pair).tolist() == expected
+                except FilterFullError as error:
+                    for k in pair[: error.index]:  # the exact partial effect
+                        model[k] += 1
+                    raise
+                for k in pair:
+                    model[k] += 1
+            elif op == "remove":
+                f.remove(key)
+                model[key] -= 1
+            elif op == "discard":
+                assert f.discard(key) == (model[key] > 0)
+                model[key] -= model[key] > 0
+            else:
+                f.remove_many([key, key])
+                model[key] -= 2
+        except KeyError:
+            assert model[key] < (2 if op == "remove_many" else 1) and f.to_bytes() == before
+        except FilterFullError as error:
+            assert not auto_grow or "cannot grow" in str(error) or "2*bucket_size" in str(error)
+            assert f.to_bytes() == before or (op == "add_many" and error.index == 1)
+        assert model[key] >= 0
+        assert all(f.count(k) == model[k] for k in list(model) + [key, key + 100])
+        assert len(f) == sum(model.values())
+
+
+def test_concurrent_batches_on_one_filter_lose_nothing():
+    f = CuckooFilter(400_000, seed=2)
+    chunks = [np.arange(i * 50_000, (i + 1) * 50_000, dtype=np.uint64) for i in range(6)]
+    errors = []
+
+    def writer(chunk):
+        try:
+            for j in range(0, len(chunk), 5000):
+                f.update(chunk[j : j + 5000])
+            f.remove_many(chunk[:10_000])
+        except BaseException as error:  # surfaced below
+            errors.append(error)
+
+    def reader():
+        try:
+            for chunk in chunks * 3:
+                f.contains_many(chunk)
+                chunk[0] in f
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(c,)) for c in chunks] + [threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(f) == 6 * 40_000
+    assert all(f.contains_many(chunk[10_000:]).all() for chunk in chunks)
 
 
 # --- auto_grow ------------------------------------------------------------
