@@ -11,6 +11,7 @@ namespace py = pybind11;
 
 namespace bloomkit_py {
 void bind_bloom(py::module_& m);
+void bind_counting_bloom(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -38,4 +39,5 @@ PYBIND11_MODULE(_core, m) {
         .def("__len__", &bloomkit_py::OffsetBatch::size);
 
     bloomkit_py::bind_bloom(m);
+    bloomkit_py::bind_counting_bloom(m);
 }

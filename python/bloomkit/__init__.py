@@ -13,6 +13,7 @@ from ._base import load
 from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, bloom_capacity, bloom_params, false_positive_rate
+from .counting_bloom import CountingBloomFilter
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ def hash128(key, seed=0) -> int:
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CountingBloomFilter",
     "bloom_capacity",
     "bloom_params",
     "calc",
