@@ -12,6 +12,7 @@ namespace py = pybind11;
 namespace bloomkit_py {
 void bind_bloom(py::module_& m);
 void bind_counting_bloom(py::module_& m);
+void bind_scalable_bloom(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -40,4 +41,5 @@ PYBIND11_MODULE(_core, m) {
 
     bloomkit_py::bind_bloom(m);
     bloomkit_py::bind_counting_bloom(m);
+    bloomkit_py::bind_scalable_bloom(m);
 }

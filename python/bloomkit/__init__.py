@@ -14,6 +14,7 @@ from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, bloom_capacity, bloom_params, false_positive_rate
 from .counting_bloom import CountingBloomFilter
+from .scalable_bloom import ScalableBloomFilter
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,7 @@ __all__ = [
     "BloomFilter",
     "BloomParams",
     "CountingBloomFilter",
+    "ScalableBloomFilter",
     "bloom_capacity",
     "bloom_params",
     "calc",
