@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@
 #include "prefetch.hpp"
 
 namespace bloomkit {
+
+namespace detail {
+// A double in %g notation with 6 significant digits (std::to_string prints
+// 1e-20 as "0.000000").
+inline std::string format_number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+}
+}  // namespace detail
 
 // Predicted false-positive rate of m bits, n keys, k hashes: (1 - e^(-kn/m))^k.
 inline double bloom_false_positive_rate(double num_bits, double num_items, uint32_t num_hashes) {
@@ -48,7 +59,7 @@ inline BloomGeometry bloom_geometry_at_most(uint64_t capacity, double error_rate
     const double n = static_cast<double>(capacity);
     const double best_k = std::log2(1.0 / error_rate);
     if (best_k > kMaxHashes + 0.5)
-        throw std::invalid_argument("error_rate " + std::to_string(error_rate) + " needs about " +
+        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs about " +
                                     std::to_string(static_cast<int>(best_k)) + " hash functions; at most " +
                                     std::to_string(kMaxHashes) + " are supported");
     double best_bits = 0.0;
@@ -68,7 +79,7 @@ inline BloomGeometry bloom_geometry_at_most(uint64_t capacity, double error_rate
         best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + 1e-13)));
     if (!(best_bits < 9.2e18))
         throw std::invalid_argument("a slice of " + std::to_string(capacity) + " keys at error_rate " +
-                                    std::to_string(error_rate) + " needs more than 2**63 bits");
+                                    detail::format_number(error_rate) + " needs more than 2**63 bits");
     BloomGeometry g;
     g.num_bits = static_cast<uint64_t>(best_bits);
     g.num_hashes = chosen_k;
@@ -91,11 +102,11 @@ struct ScalableParams {
             throw std::invalid_argument("initial_capacity must be in [1, 2**63), got " +
                                         std::to_string(initial_capacity));
         if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+            throw std::invalid_argument("error_rate must be in (0, 1), got " + detail::format_number(error_rate));
         if (!(growth > 1.0 && std::isfinite(growth)))
-            throw std::invalid_argument("growth must be a finite number > 1, got " + std::to_string(growth));
+            throw std::invalid_argument("growth must be a finite number > 1, got " + detail::format_number(growth));
         if (!(tightening > 0.0 && tightening < 1.0))
-            throw std::invalid_argument("tightening must be in (0, 1), got " + std::to_string(tightening));
+            throw std::invalid_argument("tightening must be in (0, 1), got " + detail::format_number(tightening));
     }
 
     // Capacity and error rate of the slice after one with (capacity, error).
