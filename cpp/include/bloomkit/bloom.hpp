@@ -73,6 +73,9 @@ struct BloomGeometry {
 
 class BloomFilter {
   public:
+    // Kept as a member for code that names it here; the value lives in prefetch.hpp.
+    static constexpr size_t kPrefetchDistance = bloomkit::kPrefetchDistance;
+
     explicit BloomFilter(const BloomGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         bits_ = BitArray(geometry_.num_bits);
