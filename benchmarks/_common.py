@@ -27,14 +27,14 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 ERROR_RATE = 0.01
 DEFAULT_PROBES = 200_000
-DEFAULT_SLOW_CAP = 100_000
+DEFAULT_SLOW_CAP = 50_000
 WARMUP_KEYS = 10_000
 
 # --------------------------------------------------------------------------------------
@@ -82,6 +82,9 @@ def print_machine(info: dict, libs: dict) -> None:
     print(f"- Python: {info['python']}, NumPy {info['numpy']}")
     if info.get("loadavg_at_start"):
         print(f"- load average at start: {info['loadavg_at_start']}")
+        if info["loadavg_at_start"][0] > 0.5 * (info["usable_cpus"] or 1):
+            print("- **warning: the machine is busy; absolute numbers are noisy, "
+                  "compare ratios within this run only**")
     print(f"- started: {info['started']}")
     print()
     print("## Libraries")
@@ -233,12 +236,14 @@ class KeySet:
     def label(self) -> str:
         return KIND_LABEL[self.kind]
 
-    def _arr(self, which: str, limit: Optional[int]) -> np.ndarray:
+    def _arr(self, which: str, limit: Optional[int], start: int = 0) -> np.ndarray:
         arr = self.ins_np if which == "ins" else self.miss_np
-        return arr if limit is None or limit >= len(arr) else arr[:limit]
+        stop = len(arr) if limit is None else min(limit, len(arr))
+        return arr if (start == 0 and stop == len(arr)) else arr[start:stop]
 
-    def get(self, form: str, which: str = "ins", limit: Optional[int] = None):
-        arr = self._arr(which, limit)
+    def get(self, form: str, which: str = "ins", limit: Optional[int] = None, start: int = 0):
+        """Keys [start, limit) of the inserted ("ins") or absent ("miss") keys."""
+        arr = self._arr(which, limit, start)
         if form == "np":
             return arr
         if self.kind == "str":
@@ -247,7 +252,7 @@ class KeySet:
             if form == "bytes":
                 return [s.encode() for s in arr.tolist()]
             raise ValueError(f"key form {form!r} is not available for str keys")
-        key = (form, which, len(arr))
+        key = (form, which, start, len(arr))
         if key not in self._cache:
             if form == "list":
                 val = arr.tolist()
@@ -356,7 +361,7 @@ class Spec:
     library: str
     api: str
     style: str  # "per-key", "batch (list)", "batch (NumPy)"
-    make: Callable[[int], Any]
+    make: Callable[[int, float], Any]  # (capacity, error_rate) -> empty filter
     insert: Callable[[Any, Any], Any]
     contains: Callable[[Any, Any], Any]
     forms: dict
@@ -389,6 +394,7 @@ class Row:
     note: str = ""
     is_bloomkit: bool = False
     error: str = ""
+    warning: str = ""  # a correctness problem seen while measuring (false negatives, ...)
 
     @property
     def mops(self) -> Optional[float]:
@@ -416,6 +422,8 @@ class Options:
                        help="a phase whose run takes longer than this many seconds is not repeated (default 1.5)")
         p.add_argument("--libs", default="",
                        help="only run libraries whose name contains one of these comma-separated words")
+        p.add_argument("--error-rates", default=str(ERROR_RATE),
+                       help=f"comma-separated requested false-positive rates (default {ERROR_RATE})")
         p.add_argument("--seed", type=int, default=42, help="seed for the uint64 keys (default 42)")
         p.add_argument("--json", metavar="PATH", help="also write all results as JSON to PATH")
 
@@ -429,6 +437,14 @@ def parse_count(text: str) -> int:
 
 def parse_sizes(text: str) -> list[int]:
     return [parse_count(t) for t in text.split(",") if t.strip()]
+
+
+def parse_rates(text: str) -> list[float]:
+    rates = [float(t) for t in text.split(",") if t.strip()]
+    for r in rates:
+        if not 0 < r < 1:
+            raise SystemExit(f"error rate {r} is outside (0, 1)")
+    return rates
 
 
 def parse_kinds(text: str) -> list[str]:
@@ -446,17 +462,29 @@ def lib_selected(library: str, libs_filter: str) -> bool:
     return any(w in library.lower() for w in words)
 
 
+def select_specs(specs: list, libs_filter: str) -> list:
+    """Apply --libs, and mark libraries left out by it in the printed library list."""
+    kept = [s for s in specs if lib_selected(s.library, libs_filter)]
+    for name in list(LIB_STATUS):
+        if not lib_selected(name, libs_filter):
+            LIB_STATUS[name] += " (not run: --libs)"
+    return kept
+
+
 def _progress(msg: str) -> None:
     print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
 def run_spec(spec: Spec, ks: KeySet, section: str, opts, *, error_rate: float = ERROR_RATE,
-             with_remove: bool = False) -> list[Row]:
-    """Insert / lookup present / lookup absent (FPR) [/ remove] for one spec."""
+             with_remove: bool = False, cap_slow_probes: bool = False) -> list[Row]:
+    """Insert / lookup present / lookup absent (FPR) [/ remove] for one spec.
+
+    Slow specs use a filter of at most --slow-cap keys; with cap_slow_probes their
+    absent-key probes are capped the same way (bench_bloom keeps all probes)."""
     form = spec.forms[ks.kind]
     capped = spec.slow and ks.n > int(opts.slow_cap)
     m = min(ks.n, int(opts.slow_cap)) if spec.slow else ks.n
-    p = ks.probes
+    p = min(ks.probes, int(opts.slow_cap)) if (spec.slow and cap_slow_probes) else ks.probes
     note = spec.note.get(ks.kind, "") if isinstance(spec.note, dict) else spec.note
     common = dict(section=section, library=spec.library, api=spec.api, style=spec.style,
                   note=note, is_bloomkit=spec.is_bloomkit)
@@ -469,7 +497,7 @@ def run_spec(spec: Spec, ks: KeySet, section: str, opts, *, error_rate: float = 
     try:
         # warm-up: a throwaway small filter, a few thousand of each operation
         w = min(m, WARMUP_KEYS)
-        wf = spec.make(w)
+        wf = spec.make(w, error_rate)
         spec.insert(wf, ks.get(form, "ins", w))
         if spec.contains is not None:
             spec.contains(wf, ks.get(form, "ins", w))
@@ -477,15 +505,15 @@ def run_spec(spec: Spec, ks: KeySet, section: str, opts, *, error_rate: float = 
             spec.remove(wf, ks.get(form, "ins", w // 2))
         del wf
 
-        t_ins, runs, _, state = best_of(lambda: (spec.make(m), ins_keys()), spec.insert,
+        t_ins, runs, _, state = best_of(lambda: (spec.make(m, error_rate), ins_keys()), spec.insert,
                                         opts.repeats, opts.long_phase)
         f = state[0]
-        del state
+        state = None
         if spec.contains is not None:
             t_hit, runs_hit, res_hit, _ = best_of(lambda: (f, ins_keys()), spec.contains,
                                                   opts.repeats, opts.long_phase)
             found = positives(res_hit)
-            t_miss, runs_miss, res_miss, _ = best_of(lambda: (f, ks.get(form, "miss")),
+            t_miss, runs_miss, res_miss, _ = best_of(lambda: (f, ks.get(form, "miss", p)),
                                                      spec.contains, opts.repeats, opts.long_phase)
             fp = positives(res_miss)
     except Exception as exc:  # a peer that breaks on these keys: report, don't abort
@@ -503,10 +531,8 @@ def run_spec(spec: Spec, ks: KeySet, section: str, opts, *, error_rate: float = 
                  bits_per_key=bpk)
     note_fn = "" if found == m else f"FALSE NEGATIVES: {m - found:,} inserted keys reported absent"
     rows.append(Row(op="insert", keys=m, seconds=t_ins, runs=runs, **extra, **common))
-    r = Row(op="lookup (present)", keys=m, seconds=t_hit, runs=runs_hit, **extra, **common)
-    if note_fn:
-        r.note = (r.note + "; " if r.note else "") + note_fn
-    rows.append(r)
+    rows.append(Row(op="lookup (present)", keys=m, seconds=t_hit, runs=runs_hit,
+                    warning=note_fn, **extra, **common))
     rows.append(Row(op="lookup (absent)", keys=p, seconds=t_miss, runs=runs_miss, **extra, **common))
 
     if with_remove and spec.remove is not None:
@@ -517,14 +543,12 @@ def run_spec(spec: Spec, ks: KeySet, section: str, opts, *, error_rate: float = 
             left = positives(spec.contains(st[0], ins_keys()[: min(m, 100_000)]))
             rm_row = Row(op="delete", keys=m, seconds=t_rm, runs=runs_rm, **extra, **common)
             if left > 0.5 * min(m, 100_000):
-                rm_row.note = (rm_row.note + "; " if rm_row.note else "") + \
-                    f"after deleting all keys {left:,} of {min(m, 100_000):,} still report present"
+                rm_row.warning = (f"after deleting every key, {left:,} of the first "
+                                  f"{min(m, 100_000):,} still report present")
             rows.append(rm_row)
         except Exception as exc:
             rows.append(Row(op="delete", keys=m, seconds=0.0, runs=0,
                             error=f"{type(exc).__name__}: {exc}", **{**common, **extra}))
-    del f
-    gc.collect()
     return rows
 
 
@@ -546,6 +570,16 @@ def _fmt_rate(x: Optional[float]) -> str:
     if x >= 1:
         return f"{x:.2f}"
     return f"{x:.3f}"
+
+
+def _fmt_ratio(x: Optional[float]) -> str:
+    if x is None:
+        return "n/a"
+    if x >= 10:
+        return f"{x:.0f}×"
+    if x >= 0.095:
+        return f"{x:.2f}×"
+    return f"{x:.3f}×"
 
 
 def _fmt_fpr(r: Row) -> str:
@@ -595,13 +629,12 @@ def print_table(rows: list[Row], title: str, intro: str = "") -> None:
 
     for i, r in enumerate(rows):
         keys = f"{r.keys:,}" + ("\\*" if r.capped else "")
-        api = r.api + mark(r.note)
+        api = r.api + mark(r.note) + (mark("**" + r.warning + "**") if r.warning else "")
         if r.error:
             print(f"| {r.library} | {api} | {r.op} | {keys} | error | — | — | — |")
             errors.append(f"{r.library} `{r.api}` {r.op}: {r.error}")
             continue
-        ratio = ratios[i]
-        ratio_s = f"{ratio:.2f}×" if ratio is not None else "n/a"
+        ratio_s = _fmt_ratio(ratios[i])
         # FPR is measured by the absent-key lookups; memory belongs to the filter built
         # by the insert phase: print each once, on the row that measured it.
         fpr_s = _fmt_fpr(r) if r.op.startswith("lookup (absent)") or r.op.startswith("FPR") else ""
@@ -612,9 +645,9 @@ def print_table(rows: list[Row], title: str, intro: str = "") -> None:
               f"{ratio_s} | {fpr_s} | {bpk} |")
     print()
     if any(r.capped for r in rows):
-        print("\\* pure-Python peer: measured on a filter sized for, and filled with, the first "
-              "`--slow-cap` keys instead of N (their per-key cost does not depend on N); "
-              "absent-key probes are the full set.")
+        print("\\* pure-Python peer: its filter is sized for, and filled with, the first "
+              "`--slow-cap` keys instead of N (its per-key cost hardly depends on N); the keys "
+              "column is the number of operations timed.")
         print()
     for j, text in enumerate(notes):
         print(f"[{j + 1}] {text}")

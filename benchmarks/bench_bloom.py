@@ -2,7 +2,7 @@
 """bloomkit.BloomFilter vs peer Bloom filter libraries, in one run.
 
 For each capacity N (``--sizes``, default 1e6) and key kind (NumPy uint64 keys,
-URL-like Python str keys): build a filter of capacity N at error_rate 0.01, time
+URL-like Python str keys): build a filter of capacity N at error_rate 0.01 (``--error-rates``), time
 insert, lookup of present keys and lookup of absent keys (>= 200,000 probes, which
 also give the measured false-positive rate), and print a Markdown table.
 
@@ -22,13 +22,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _common as C  # noqa: E402
 
-P = C.ERROR_RATE
-
-
 def bloomkit_specs(BloomFilter) -> list[C.Spec]:
     if BloomFilter is None:
         return []
-    make = lambda n: BloomFilter(n, error_rate=P)  # noqa: E731
+    make = lambda n, p: BloomFilter(n, error_rate=p)  # noqa: E731
     bits = lambda f: f.nbytes * 8  # noqa: E731
     common = dict(library="bloomkit", make=make, bits=bits, is_bloomkit=True)
     return [
@@ -51,7 +48,7 @@ def peer_specs() -> list[C.Spec]:
 
     rbloom, _ = C.import_peer("rbloom", "rbloom")
     if rbloom:
-        make = lambda n: rbloom.Bloom(n, P)  # noqa: E731  (hash_func=None: Python's hash())
+        make = lambda n, p: rbloom.Bloom(n, p)  # noqa: E731  (hash_func=None: Python's hash())
         bits = lambda f: f.size_in_bits  # noqa: E731
         specs += [
             C.Spec("rbloom", "Bloom.add(k) / k in f", "per-key", make,
@@ -65,7 +62,7 @@ def peer_specs() -> list[C.Spec]:
 
     abloom, _ = C.import_peer("abloom", "abloom")
     if abloom:
-        make = lambda n: abloom.BloomFilter(n, P)  # noqa: E731
+        make = lambda n, p: abloom.BloomFilter(n, p)  # noqa: E731
         bits = lambda f: f.bit_count  # noqa: E731
         specs += [
             C.Spec("abloom", "BloomFilter.add(k) / k in f", "per-key", make,
@@ -79,7 +76,7 @@ def peer_specs() -> list[C.Spec]:
 
     pbf, _ = C.import_peer("pybloomfiltermmap3", "pybloomfilter")
     if pbf:
-        make = lambda n: pbf.BloomFilter(n, P, None)  # noqa: E731  (None: in-memory)
+        make = lambda n, p: pbf.BloomFilter(n, p, None)  # noqa: E731  (None: in-memory)
         bits = lambda f: f.num_bits  # noqa: E731
         specs += [
             C.Spec("pybloomfiltermmap3", "BloomFilter.add(k) / k in f", "per-key", make,
@@ -96,7 +93,7 @@ def peer_specs() -> list[C.Spec]:
         # PyFilterBuilder/PyBloomFilter are the exported Rust classes (the BloomFilter
         # wrapper adds a Python-level isinstance dispatch per call). add_int takes a
         # C long, so uint64 keys are passed as the same 64 bits, signed.
-        make = lambda n: fb.PyFilterBuilder(n, P).build_bloom_filter()  # noqa: E731
+        make = lambda n, p: fb.PyFilterBuilder(n, p).build_bloom_filter()  # noqa: E731
         bits = lambda f: f.config().size()  # noqa: E731
         specs += [
             C.Spec("fastbloom-rs", "add_int/add_str(k), contains_int/_str(k)", "per-key", make,
@@ -117,7 +114,7 @@ def peer_specs() -> list[C.Spec]:
     if probables:
         specs.append(C.Spec(
             "pyprobables", "BloomFilter.add(k) / k in f", "per-key",
-            lambda n: probables.BloomFilter(est_elements=n, false_positive_rate=P),
+            lambda n, p: probables.BloomFilter(est_elements=n, false_positive_rate=p),
             lambda f, ks: C.loop_call(f.add, ks), C.loop_in,
             {"u64": "bytes", "str": "list"}, slow=True, bits=lambda f: f.number_bits,
             note={"u64": "keys must be str or bytes: uint64 keys are passed as 8-byte little-endian bytes"}))
@@ -126,17 +123,17 @@ def peer_specs() -> list[C.Spec]:
     if pbl:
         specs.append(C.Spec(
             "pybloom-live", "BloomFilter.add(k) / k in f", "per-key",
-            lambda n: pbl.BloomFilter(n, P),
+            lambda n, p: pbl.BloomFilter(n, p),
             lambda f, ks: C.loop_call(f.add, ks), C.loop_in,
             {"u64": "list", "str": "list"}, slow=True, bits=lambda f: f.num_bits))
 
     # Python's set: the exact baseline (no false positives, ~tens of bytes per key).
     C.LIB_STATUS["set"] = "built-in"
     specs += [
-        C.Spec("set", "s.add(k) / k in s", "per-key", lambda n: set(),
+        C.Spec("set", "s.add(k) / k in s", "per-key", lambda n, p: set(),
                lambda s, ks: C.loop_call(s.add, ks), C.loop_in,
                {"u64": "list", "str": "list"}, exact=True),
-        C.Spec("set", "s.update(list)", "batch (list)", lambda n: set(),
+        C.Spec("set", "s.update(list)", "batch (list)", lambda n, p: set(),
                lambda s, ks: s.update(ks), None,
                {"u64": "list", "str": "list"}, exact=True,
                note="no batch lookup API"),
@@ -152,11 +149,12 @@ def main(argv=None) -> int:
     sizes = C.parse_sizes(args.sizes)
     kinds = C.parse_kinds(args.kinds)
     probes = int(args.probes)
+    rates = C.parse_rates(args.error_rates)
 
     info = C.header("bloomkit benchmark: BloomFilter vs peers", args)
     _, _, classes = C.import_bloomkit("BloomFilter")
     specs = bloomkit_specs(classes["BloomFilter"]) + peer_specs()
-    specs = [s for s in specs if C.lib_selected(s.library, args.libs)]
+    specs = C.select_specs(specs, args.libs)
     C.print_machine(info, C.LIB_STATUS)
     C.explain_columns()
 
@@ -164,14 +162,15 @@ def main(argv=None) -> int:
     for n in sizes:
         for kind in kinds:
             ks = C.KeySet(kind, n, probes, seed=args.seed)
-            section = f"{kind} N={n:,}"
-            rows: list[C.Row] = []
-            for spec in specs:
-                if spec.supports(kind):
-                    rows += C.run_spec(spec, ks, section, args)
-            title = f"BloomFilter, {ks.label}, N = {n:,}, error_rate = {P}"
-            C.print_table(rows, title, f"{probes:,} absent probes per filter.")
-            all_rows += rows
+            for p in rates:
+                section = f"{kind} N={n:,} p={p:g}"
+                rows: list[C.Row] = []
+                for spec in specs:
+                    if spec.supports(kind):
+                        rows += C.run_spec(spec, ks, section, args, error_rate=p)
+                title = f"BloomFilter, {ks.label}, N = {n:,}, error_rate = {p:g}"
+                C.print_table(rows, title, f"{probes:,} absent probes per filter.")
+                all_rows += rows
             del ks
     if args.json:
         C.write_json(args.json, "bench_bloom.py", info, args, all_rows)

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "fast_methods.hpp"
 #include "guard.hpp"
 #include "keys.hpp"
 
@@ -50,6 +51,23 @@ inline py::bytes to_py_bytes(const std::vector<uint8_t>& data) {
 }
 
 template <class Core>
+py::object common_add(Guarded<Core>& self, py::handle key) {
+    const Hash128 h = hash_key(key, self.core.seed());
+    return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+}
+
+template <class Core>
+bool common_contains(Guarded<Core>& self, py::handle key) {
+    const Hash128 h = hash_key(key, self.core.seed());
+    return self.guard.read([&] { return self.core.contains(h); });
+}
+
+template <class Core>
+py::object common_contains_object(Guarded<Core>& self, py::handle key) {
+    return py::bool_(common_contains(self, key));
+}
+
+template <class Core>
 void bind_common(py::class_<Guarded<Core>>& cls) {
     using G = Guarded<Core>;
 
@@ -65,25 +83,16 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             }),
             py::arg("frame"));
 
-    cls.def(
-        "add",
-        [](G& self, py::handle key) {
-            const Hash128 h = hash_key(key, self.core.seed());
-            return self.guard.write([&] { return self.core.add(h); });
-        },
-        py::arg("key"),
-        "Insert key; return True if it was (probably) present before.");
-    auto contains = [](G& self, py::handle key) {
-        const Hash128 h = hash_key(key, self.core.seed());
-        return self.guard.read([&] { return self.core.contains(h); });
-    };
-    cls.def("__contains__", contains, py::arg("key"));
-    cls.def("contains", contains, py::arg("key"), "True if key is (probably) in the filter.");
+    def_meth_o(cls, "add", meth_o<G, &common_add<Core>>,
+               "add(key)\n--\n\nInsert key; return True if it was (probably) present before.");
+    def_meth_o(cls, "contains", meth_o<G, &common_contains_object<Core>>,
+               "contains(key)\n--\n\nTrue if key is (probably) in the filter.");
+    def_sq_contains(cls, sq_contains<G, &common_contains<Core>>);
 
     cls.def(
         "_add_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys);
+            KeyBatch batch(keys, self.core.seed());
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
             self.guard.released_write([&] { batch.visit([&](const auto& source) { self.core.add_many(source, out); }); });
@@ -93,7 +102,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_update",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys);
+            KeyBatch batch(keys, self.core.seed());
             self.guard.released_write(
                 [&] { batch.visit([&](const auto& source) { self.core.add_many(source, nullptr); }); });
         },
@@ -101,7 +110,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_contains_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys);
+            KeyBatch batch(keys, self.core.seed());
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
             self.guard.released_read(

@@ -60,12 +60,13 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
             throw py::value_error(where(index) +
                                   " is a str that cannot be encoded as UTF-8 (it contains a lone surrogate)");
         }
-        out.bytes = {reinterpret_cast<const uint8_t*>(utf8), static_cast<size_t>(size)};
+        out.data = reinterpret_cast<const uint8_t*>(utf8);
+        out.size = static_cast<size_t>(size);
         return out;
     }
     if (PyBytes_Check(obj)) {
-        out.bytes = {reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj)),
-                     static_cast<size_t>(PyBytes_GET_SIZE(obj))};
+        out.data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj));
+        out.size = static_cast<size_t>(PyBytes_GET_SIZE(obj));
         return out;
     }
     if (PyLong_Check(obj)) {
@@ -75,15 +76,16 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
         return out;
     }
     if (PyByteArray_Check(obj)) {
-        out.bytes = {reinterpret_cast<const uint8_t*>(PyByteArray_AS_STRING(obj)),
-                     static_cast<size_t>(PyByteArray_GET_SIZE(obj))};
+        out.data = reinterpret_cast<const uint8_t*>(PyByteArray_AS_STRING(obj));
+        out.size = static_cast<size_t>(PyByteArray_GET_SIZE(obj));
         return out;
     }
     if (PyMemoryView_Check(obj)) {
         const Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
         if (!PyBuffer_IsContiguous(view, 'C'))
             throw py::value_error(where(index) + " is a non-contiguous memoryview: keys must be C-contiguous buffers");
-        out.bytes = {static_cast<const uint8_t*>(view->buf), static_cast<size_t>(view->len)};
+        out.data = static_cast<const uint8_t*>(view->buf);
+        out.size = static_cast<size_t>(view->len);
         return out;
     }
     if (is_numpy_integer(key)) {
@@ -96,11 +98,7 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
     unsupported(key, index);
 }
 
-Hash128 hash_key(py::handle key, uint32_t seed) {
-    const CanonicalKey k = canonical_key(key);
-    if (k.is_integer) return bloomkit::murmur3_x64_128_u64(k.integer, seed);
-    return bloomkit::murmur3_x64_128(k.bytes.data, k.bytes.size, seed);
-}
+Hash128 hash_key(py::handle key, uint32_t seed) { return canonical_key(key).hash(seed); }
 
 py::bytes canonical_bytes(py::handle key) {
     const CanonicalKey k = canonical_key(key);
@@ -109,7 +107,7 @@ py::bytes canonical_bytes(py::handle key) {
         for (int i = 0; i < 8; ++i) le[i] = static_cast<char>(k.integer >> (8 * i));
         return py::bytes(le, 8);
     }
-    return py::bytes(reinterpret_cast<const char*>(k.bytes.data), k.bytes.size);
+    return py::bytes(reinterpret_cast<const char*>(k.data), k.size);
 }
 
 // ---------------------------------------------------------------- OffsetBatch
@@ -147,7 +145,7 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_owner_(data
 
 // ------------------------------------------------------------------- KeyBatch
 
-KeyBatch::KeyBatch(py::handle keys) {
+KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
     if (py::isinstance<OffsetBatch>(keys)) {
         owner_ = py::reinterpret_borrow<py::object>(keys);
         offsets_ = keys.cast<const OffsetBatch*>();
@@ -172,7 +170,7 @@ void KeyBatch::from_array(py::array array) {
     py::dtype dtype = array.dtype();
     const char kind = dtype.kind();
     if (kind == 'O') {
-        from_objects(array);
+        from_object_array(array);
         return;
     }
     if (kind != 'i' && kind != 'u' && kind != 'S' && kind != 'U')
@@ -209,10 +207,12 @@ void KeyBatch::from_array(py::array array) {
 }
 
 void KeyBatch::from_objects(py::handle sequence) {
-    // A private tuple: the keys' buffers must outlive the GIL release even if
-    // another thread mutates the caller's list meanwhile.
+    // Lists and tuples are walked in place; any other iterable is first
+    // collected into a tuple. Each item is held by a strong reference while
+    // it is converted (a conversion may run Python code, e.g. __index__,
+    // which could shrink a list), and the size is re-read every step.
     py::object items;
-    if (PyTuple_Check(sequence.ptr())) {
+    if (PyList_Check(sequence.ptr()) || PyTuple_Check(sequence.ptr())) {
         items = py::reinterpret_borrow<py::object>(sequence);
     } else {
         items = py::reinterpret_steal<py::object>(PySequence_Tuple(sequence.ptr()));
@@ -224,47 +224,33 @@ void KeyBatch::from_objects(py::handle sequence) {
             throw py::error_already_set();
         }
     }
-    owner_ = items;
-    const Py_ssize_t n = PyTuple_GET_SIZE(items.ptr());
-    count_ = static_cast<size_t>(n);
-    views_.resize(count_);
-    integers_.resize(count_);
-    // Copied mutable buffers are recorded as (offset into copies_, size) and
-    // turned into pointers once copies_ has stopped growing.
-    std::vector<size_t> copied;
-    std::vector<size_t> integer_positions;
+    const bool is_list = PyList_Check(items.ptr());
+    auto length = [&] { return is_list ? PyList_GET_SIZE(items.ptr()) : PyTuple_GET_SIZE(items.ptr()); };
+    digests_.reserve(static_cast<size_t>(length()));
+    for (Py_ssize_t i = 0; i < length(); ++i) {
+        py::object item = py::reinterpret_borrow<py::object>(is_list ? PyList_GET_ITEM(items.ptr(), i)
+                                                                     : PyTuple_GET_ITEM(items.ptr(), i));
+        digests_.push_back(canonical_key(item, i).hash(seed_));
+    }
+    count_ = digests_.size();
+    kind_ = Kind::Digests;
+}
+
+void KeyBatch::from_object_array(py::array array) {
+    // NumPy object arrays hold PyObject pointers (NULL reads as None); the
+    // array is kept alive by `array` for the whole walk.
+    const auto* base = static_cast<const uint8_t*>(array.data());
+    const ptrdiff_t stride = static_cast<ptrdiff_t>(array.strides(0));
+    const Py_ssize_t n = array.shape(0);
+    digests_.reserve(static_cast<size_t>(n));
     for (Py_ssize_t i = 0; i < n; ++i) {
-        PyObject* item = PyTuple_GET_ITEM(items.ptr(), i);
-        const CanonicalKey key = canonical_key(item, i);
-        if (key.is_integer) {
-            integers_[i] = key.integer;
-            integer_positions.push_back(static_cast<size_t>(i));
-            continue;
-        }
-        if (PyByteArray_Check(item) || PyMemoryView_Check(item)) {
-            views_[i] = {reinterpret_cast<const uint8_t*>(copies_.size()), key.bytes.size};
-            copies_.insert(copies_.end(), key.bytes.data, key.bytes.data + key.bytes.size);
-            copied.push_back(static_cast<size_t>(i));
-        } else {
-            views_[i] = key.bytes;
-        }
+        PyObject* raw;
+        std::memcpy(&raw, base + i * stride, sizeof raw);
+        py::object item = py::reinterpret_borrow<py::object>(raw != nullptr ? raw : Py_None);
+        digests_.push_back(canonical_key(item, i).hash(seed_));
     }
-    if (integer_positions.size() == count_) {
-        views_.clear();
-        kind_ = Kind::UInt64;
-        base_ = reinterpret_cast<const uint8_t*>(integers_.data());
-        stride_ = sizeof(uint64_t);
-        return;
-    }
-    kind_ = Kind::Views;
-    for (size_t i : copied)
-        views_[i].data = copies_.data() + reinterpret_cast<uintptr_t>(views_[i].data);
-    for (size_t i : integer_positions) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        integers_[i] = __builtin_bswap64(integers_[i]);
-#endif
-        views_[i] = {reinterpret_cast<const uint8_t*>(&integers_[i]), sizeof(uint64_t)};
-    }
+    count_ = digests_.size();
+    kind_ = Kind::Digests;
 }
 
 }  // namespace bloomkit_py

@@ -16,16 +16,20 @@
 namespace bloomkit_py {
 
 namespace py = pybind11;
-using bloomkit::ByteView;
 using bloomkit::Hash128;
 
-// A single key's canonical form: a byte view, or an integer whose canonical
-// bytes are its 8-byte little-endian encoding. `scratch` receives a copy of
-// mutable buffers (bytearray, memoryview) when `copy_mutable` is set.
+// A single key's canonical form: a byte span, or an integer whose canonical
+// bytes are its 8-byte little-endian encoding. The span points into the
+// Python object and is valid while it is alive and the GIL is held.
 struct CanonicalKey {
     bool is_integer = false;
     uint64_t integer = 0;
-    ByteView bytes{nullptr, 0};
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+
+    Hash128 hash(uint32_t seed) const {
+        return is_integer ? bloomkit::murmur3_x64_128_u64(integer, seed) : bloomkit::murmur3_x64_128(data, size, seed);
+    }
 };
 
 // Converts one Python key; throws TypeError / ValueError naming the key's
@@ -62,12 +66,14 @@ class OffsetBatch {
     bool wide_ = false;
 };
 
-// A validated batch of keys, ready to be hashed without the GIL. Built with
-// the GIL held; every key is checked here, so a batch that constructs holds
-// only valid keys and a filter can apply it without failing half-way.
+// A validated batch of keys, ready to be used without the GIL. Built with
+// the GIL held for a filter's `seed`; every key is checked here, so a batch
+// that constructs holds only valid keys and a filter can apply it without
+// failing half-way. Arrays and Arrow buffers are read in place (and hashed
+// later, without the GIL); Python objects are hashed while they are walked.
 class KeyBatch {
   public:
-    explicit KeyBatch(py::handle keys);
+    KeyBatch(py::handle keys, uint32_t seed);
     KeyBatch(const KeyBatch&) = delete;
     KeyBatch& operator=(const KeyBatch&) = delete;
 
@@ -89,13 +95,13 @@ class KeyBatch {
                 return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
             case Kind::FixedUtf32:
                 return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
-            case Kind::Views: return f(bloomkit::ViewKeys(views_));
+            case Kind::Digests: return f(bloomkit::DigestKeys(digests_, seed_));
             case Kind::Offsets: return offsets_->visit(std::forward<F>(f));
         }
     }
 
   private:
-    enum class Kind { Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, FixedUtf32, Views, Offsets };
+    enum class Kind { Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, FixedUtf32, Digests, Offsets };
 
     template <class Int>
     bloomkit::IntegerKeys<Int> ints() const {
@@ -104,22 +110,18 @@ class KeyBatch {
 
     void from_array(py::array array);
     void from_objects(py::handle sequence);
+    void from_object_array(py::array array);
 
-    Kind kind_ = Kind::Views;
+    uint32_t seed_;
+    Kind kind_ = Kind::Digests;
     size_t count_ = 0;
     // Array-backed batches.
     py::object owner_;  // keeps the array / sequence / buffers alive
     const uint8_t* base_ = nullptr;
     ptrdiff_t stride_ = 0;
     size_t itemsize_ = 0;
-    // Object batches: views into immutable str/bytes objects held by owner_,
-    // into `integers_` (the integer keys; stored little-endian when the batch
-    // mixes them with byte keys) or into `copies_`
-    // (bytes of mutable buffers, copied so another thread cannot resize them
-    // while the GIL is released).
-    std::vector<ByteView> views_;
-    std::vector<uint64_t> integers_;
-    std::vector<uint8_t> copies_;
+    // Object batches: one digest per key.
+    std::vector<Hash128> digests_;
     const OffsetBatch* offsets_ = nullptr;
 };
 

@@ -14,6 +14,7 @@ from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, bloom_capacity, bloom_params, false_positive_rate
 from .counting_bloom import CountingBloomFilter
+from .dedup import dedup_mask
 from .scalable_bloom import ScalableBloomFilter
 
 __version__ = "0.1.0"
@@ -27,6 +28,15 @@ def hash128(key, seed=0) -> int:
     """
     return _core.hash128(key, calc.check_seed(seed))
 
+def __getattr__(name):
+    # bloomkit.plot imports matplotlib only when first used (the [plot] extra).
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module 'bloomkit' has no attribute {name!r}")
+
+
 __all__ = [
     "BloomFilter",
     "BloomParams",
@@ -36,6 +46,7 @@ __all__ = [
     "bloom_params",
     "calc",
     "canonical_bytes",
+    "dedup_mask",
     "estimate_intersection_size",
     "estimate_union_size",
     "false_positive_rate",

@@ -102,14 +102,12 @@ class BloomFilter {
     // key was (probably) present before this call.
     bool add(Hash128 h) {
         IndexSequence seq(h, geometry_.num_bits);
-        bool present = true;
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) {
-            if (!bits_.test_and_set(seq.next())) {
-                present = false;
-                ++set_bits_;
-            }
-        }
-        return present;
+        // Branch-free: whether a bit was already set is a coin flip while the
+        // filter fills, so a branch here would mispredict about once per key.
+        uint32_t already_set = 0;
+        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) already_set += bits_.test_and_set(seq.next());
+        set_bits_ += geometry_.num_hashes - already_set;
+        return already_set == geometry_.num_hashes;
     }
 
     bool contains(Hash128 h) const {

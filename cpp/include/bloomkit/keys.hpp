@@ -5,26 +5,21 @@
 // A key source is any type with
 //     size_t size() const;
 //     Hash128 hash(size_t i, uint32_t seed) const;
-// The bindings build one from a NumPy array, an Arrow buffer pair or a list of
-// Python objects; the filters are templates over it.
+// The bindings build one from a NumPy array, an Arrow buffer pair or (already
+// hashed) a list of Python objects; the filters are templates over it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include "hash.hpp"
 
 namespace bloomkit {
-
-// One byte-string key: pointer and length.
-struct ByteView {
-    const uint8_t* data;
-    size_t size;
-};
 
 // A strided array of integers of any width; each element is the integer key
 // `value mod 2^64` (signed values are sign-extended first, which is exactly
@@ -54,18 +49,22 @@ class IntegerKeys {
     ptrdiff_t stride_;
 };
 
-// Keys given as explicit (pointer, length) views, e.g. the UTF-8 buffers of
-// Python str objects collected by the bindings.
-class ViewKeys {
+// Keys the caller has already hashed with murmur3_x64_128 under `seed`: the
+// bindings hash Python objects while they walk them with the GIL held, so
+// each object's memory is touched once rather than once to validate and
+// again to hash. Asking for another seed is a programming error.
+class DigestKeys {
   public:
-    explicit ViewKeys(const std::vector<ByteView>& views) : views_(views) {}
-    size_t size() const { return views_.size(); }
+    DigestKeys(const std::vector<Hash128>& digests, uint32_t seed) : digests_(digests), seed_(seed) {}
+    size_t size() const { return digests_.size(); }
     Hash128 hash(size_t i, uint32_t seed) const {
-        return murmur3_x64_128(views_[i].data, views_[i].size, seed);
+        if (seed != seed_) throw std::logic_error("DigestKeys used with a different seed than it was hashed with");
+        return digests_[i];
     }
 
   private:
-    const std::vector<ByteView>& views_;
+    const std::vector<Hash128>& digests_;
+    uint32_t seed_;
 };
 
 // Fixed-width byte strings (NumPy dtype 'S<n>'): each element is its bytes
@@ -105,20 +104,41 @@ class Utf32Keys {
     // Index of the first element holding an unencodable code point, or
     // size() when every element is valid.
     size_t first_invalid() const {
-        for (size_t i = 0; i < count_; ++i) {
-            const size_t len = length(i);
-            for (size_t c = 0; c < len; ++c) {
-                const uint32_t cp = code_point(i, c);
-                if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+        if (stride_ == static_cast<ptrdiff_t>(chars_ * 4)) {
+            // Contiguous: one flat pass over all code points (NUL padding is
+            // valid), written without branches so the compiler vectorises it.
+            const size_t total = count_ * chars_;
+            constexpr size_t kBlock = 1024;
+            for (size_t start = 0; start < total; start += kBlock) {
+                const size_t end = std::min(total, start + kBlock);
+                uint32_t any_invalid = 0;
+                for (size_t c = start; c < end; ++c) any_invalid |= is_invalid(flat_code_point(c));
+                if (any_invalid) {
+                    for (size_t c = start; c < end; ++c)
+                        if (is_invalid(flat_code_point(c))) return c / chars_;
+                }
             }
+            return count_;
         }
+        for (size_t i = 0; i < count_; ++i)
+            for (size_t c = 0; c < chars_; ++c)
+                if (is_invalid(code_point(i, c))) return i;
         return count_;
     }
 
     Hash128 hash(size_t i, uint32_t seed) const {
         const size_t len = length(i);
         uint8_t* out = scratch_.data();
-        for (size_t c = 0; c < len; ++c) {
+        size_t c = 0;
+        // Four ASCII code points at a time: the common case for URLs and ids.
+        for (; c + 4 <= len; c += 4) {
+            uint32_t quad[4];
+            std::memcpy(quad, item(i) + c * 4, sizeof quad);
+            if (((quad[0] | quad[1] | quad[2] | quad[3]) & ~0x7Fu) != 0) break;
+            for (int j = 0; j < 4; ++j) out[j] = static_cast<uint8_t>(quad[j]);
+            out += 4;
+        }
+        for (; c < len; ++c) {
             const uint32_t cp = code_point(i, c);
             if (cp < 0x80) {
                 *out++ = static_cast<uint8_t>(cp);
@@ -140,9 +160,20 @@ class Utf32Keys {
     }
 
   private:
+    // Surrogates (U+D800..U+DFFF) and values past U+10FFFF have no UTF-8 form.
+    static uint32_t is_invalid(uint32_t cp) { return ((cp - 0xD800u) < 0x800u) | (cp > 0x10FFFFu); }
+
+    uint32_t flat_code_point(size_t c) const {
+        uint32_t cp;
+        std::memcpy(&cp, base_ + c * 4, sizeof cp);
+        return cp;
+    }
+
+    const uint8_t* item(size_t i) const { return base_ + static_cast<ptrdiff_t>(i) * stride_; }
+
     uint32_t code_point(size_t i, size_t c) const {
         uint32_t cp;
-        std::memcpy(&cp, base_ + static_cast<ptrdiff_t>(i) * stride_ + static_cast<ptrdiff_t>(c * 4), sizeof cp);
+        std::memcpy(&cp, item(i) + c * 4, sizeof cp);
         return cp;
     }
     size_t length(size_t i) const {

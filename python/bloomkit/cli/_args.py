@@ -1,0 +1,80 @@
+"""Argument parsing pieces shared by the subcommands: number types, common options."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from . import _errors
+
+DEFAULT_BLOCK_SIZE = 4 * 2**20
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one ``bloomkit: error: …`` line.
+
+    argparse's default prints the whole usage block before the message;
+    scripts and people both read a single line better, and ``--help`` is
+    one flag away. Exit code 2, like argparse (and grep) for usage errors.
+    """
+
+    def error(self, message):
+        hint = f" (see '{self.prog} --help')"
+        sys.stderr.write(f"bloomkit: error: {message}{hint}\n")
+        sys.exit(_errors.EXIT_ERROR)
+
+
+def count(text: str) -> int:
+    """A positive whole number written as 1000000, 1e6 or 1_000_000."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or not value.is_integer() or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
+    if value >= 2**63:
+        raise argparse.ArgumentTypeError(f"must be below 2**63, got {text!r}")
+    return int(value)
+
+
+def rate(text: str) -> float:
+    """A probability strictly between 0 and 1, e.g. 0.001 or 1e-3."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    """A MurmurHash3 seed in [0, 2**32)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**32), got {text!r}")
+    return value
+
+
+def add_quiet(parser) -> None:
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (it is only shown when stderr is a terminal)"
+    )
+
+
+def add_block_size(parser) -> None:
+    parser.add_argument(
+        "--block-size",
+        type=count,
+        default=DEFAULT_BLOCK_SIZE,
+        metavar="BYTES",
+        help="bytes of input hashed per batch (default 4 MiB); memory use is a few times this",
+    )
+
+
+def add_seed(parser) -> None:
+    parser.add_argument("--seed", type=seed, default=0, help="hash seed of a new filter (default 0)")

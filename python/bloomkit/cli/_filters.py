@@ -1,0 +1,134 @@
+"""Which filter types this build has, and creating, loading, saving and describing them.
+
+The CLI offers a type only if the package exports its class, so the same
+code works while CountingBloomFilter, ScalableBloomFilter and CuckooFilter
+are still being added (DESIGN.md lists their constructors).
+"""
+
+from __future__ import annotations
+
+import os
+
+import bloomkit
+
+from .. import _display
+from ._errors import CliError, os_message
+
+# CLI name -> (class name in bloomkit, how the CLI's capacity / error rate / seed map to it).
+_TYPES = {
+    "bloom": ("BloomFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
+    "counting": ("CountingBloomFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
+    "cuckoo": ("CuckooFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
+    "scalable": ("ScalableBloomFilter", lambda cls, n, p, s: cls(initial_capacity=n, error_rate=p, seed=s)),
+}
+
+
+def available_types() -> list:
+    """CLI type names whose class exists in this build, in a fixed order."""
+    return [name for name, (class_name, _) in _TYPES.items() if hasattr(bloomkit, class_name)]
+
+
+def can_grow() -> bool:
+    """Whether a filter that needs no capacity (ScalableBloomFilter) is available."""
+    return hasattr(bloomkit, "ScalableBloomFilter")
+
+
+def _physical_memory() -> "int | None":
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _predicted_nbytes(type_name: str, capacity: int, error_rate: float) -> "int | None":
+    if type_name in ("bloom", "scalable"):
+        return bloomkit.calc.bloom_params(capacity, error_rate).nbytes
+    if type_name == "cuckoo" and hasattr(bloomkit.calc, "cuckoo_params"):
+        return bloomkit.calc.cuckoo_params(capacity, error_rate).nbytes
+    return None
+
+
+def create(type_name: str, capacity: int, error_rate: float, seed: int):
+    """A new, empty filter; refuses sizes beyond the machine's memory instead of swapping to death."""
+    class_name, construct = _TYPES[type_name]
+    needed = _predicted_nbytes(type_name, capacity, error_rate)
+    memory = _physical_memory()
+    if needed is not None and memory is not None and needed > memory:
+        raise CliError(
+            f"a {class_name} for {capacity:,} keys at error rate {error_rate:g} needs "
+            f"{needed / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB of memory"
+        )
+    return construct(getattr(bloomkit, class_name), capacity, error_rate, seed)
+
+
+def load(path: str):
+    """Any saved filter, or a ``CliError`` saying why the file is not one."""
+    try:
+        return bloomkit.load(path)
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory, not a filter file") from None
+    except OSError as error:
+        raise CliError(os_message(error, "cannot read filter")) from None
+    except ValueError as error:
+        raise CliError(f"{path}: not a valid bloomkit filter: {error}") from None
+
+
+def check_writable(path: str) -> None:
+    """Fail before the work, not after it, when ``path``'s directory cannot take the file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CliError(f"cannot write filter {path}: No such file or directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CliError(f"cannot write filter {path}: Permission denied")
+    if os.path.isdir(path):
+        raise CliError(f"cannot write filter {path}: is a directory")
+
+
+def save(filter_, path: str) -> None:
+    """Atomic save (temporary file, fsync, rename): the old file survives any failure."""
+    try:
+        filter_.save(path)
+    except OSError as error:
+        # The error names the temporary file; the user asked for `path`.
+        raise CliError(f"cannot write filter {path}: {error.strerror or error}") from None
+
+
+def fill(filter_) -> "float | None":
+    """How full the filter is: Bloom fill ratio, or a cuckoo filter's load factor."""
+    for attribute in ("fill_ratio", "load_factor"):
+        value = getattr(filter_, attribute, None)
+        if value is not None:
+            return float(value() if callable(value) else value)
+    return None
+
+
+def current_fpr(filter_) -> "float | None":
+    estimate = getattr(filter_, "estimated_fpr", None)
+    return float(estimate()) if callable(estimate) else None
+
+
+def health_rows(filter_) -> list:
+    """(label, value) rows on the filter's state for ``--stats``."""
+    rows = [("filter", f"{type(filter_).__name__}, {filter_.nbytes:,} bytes")]
+    value = fill(filter_)
+    if value is not None:
+        rows.append(("filter fill", f"{value:.4f}"))
+    rows.append(("estimated keys", f"{len(filter_):,}"))
+    fpr = current_fpr(filter_)
+    if fpr is not None:
+        rows.append(("estimated FPR", _display.format_value(fpr)))
+    return rows
+
+
+def overfull_warning(filter_) -> "str | None":
+    """A warning when the filter's current false-positive rate is well above what it was sized for."""
+    fpr = current_fpr(filter_)
+    target = getattr(filter_, "error_rate", None)
+    capacity = getattr(filter_, "capacity", None)
+    if fpr is None or target is None or capacity is None or fpr <= 2 * target:
+        return None
+    return (
+        f"the filter holds about {len(filter_):,} keys, more than its capacity of "
+        f"{capacity:,}; its false-positive rate is now about {fpr:.3g} (sized for {target:g}). "
+        "Use a larger --capacity for a new filter."
+    )

@@ -1,0 +1,44 @@
+"""``bloomkit build``: a filter file from files of keys, one key per line."""
+
+from __future__ import annotations
+
+from . import _args, _filters, _input, _progress
+from ._signals import SignalGuard
+
+
+def register(commands) -> None:
+    types = _filters.available_types()
+    parser = commands.add_parser(
+        "build",
+        help="build a filter file from files of keys",
+        description="Insert every line of KEYS into a new filter and save it atomically to -o FILE.",
+    )
+    parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line (.gz/.xz/.bz2 ok), or - for stdin (default)")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to save the filter")
+    parser.add_argument(
+        "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
+    )
+    parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 0.001")
+    parser.add_argument("--type", choices=types, default="bloom", help="filter type (default bloom)")
+    parser.add_argument("--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)")
+    _args.add_seed(parser)
+    _args.add_block_size(parser)
+    _args.add_quiet(parser)
+    parser.set_defaults(handler=run, late_positionals="keys")
+
+
+def run(args) -> int:
+    names = args.keys or ["-"]
+    _input.check_readable(names)
+    _filters.check_writable(args.output)
+    filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
+    progress = _progress.Progress(_input.total_size(names), _progress.wanted(args.quiet, writes_stdout=False), "build")
+    try:
+        # Ctrl-C just stops: the output file is written only after the last key.
+        with SignalGuard():
+            for block in _input.line_blocks(names, args.block_size, progress):
+                filter_.update(_input.parse_integers(block.lines, block) if args.int else block.lines)
+    finally:
+        progress.close()
+    _filters.save(filter_, args.output)
+    return 0

@@ -1,0 +1,248 @@
+"""Plots for sizing and checking filters (matplotlib, the ``[plot]`` extra).
+
+Every function returns a ``matplotlib.figure.Figure`` and never calls
+``plt.show()``: in Jupyter the returned figure displays itself, in a
+script ``fig.savefig("fpr.png")`` writes it. Figures are closed in
+pyplot's registry right away, so a notebook cell shows each one once
+and figures are freed with the last reference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import calc
+
+__all__ = ["fpr_curve", "bits_per_key", "measure_fpr", "cuckoo_bits_per_key", "CUCKOO_LOAD_FACTOR"]
+
+# Achievable load factor of a cuckoo filter by bucket size (Fan, Andersen,
+# Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom",
+# CoNEXT 2014, section 5.1: 84 % for b=2, 95 % for b=4, 98 % for b=8).
+CUCKOO_LOAD_FACTOR = {1: 0.5, 2: 0.84, 4: 0.955, 8: 0.98}
+
+# Probe keys start with bytes no real key set is likely to share, so "absent"
+# holds even for filters of random integers or random strings.
+_PROBE_PREFIX = b"\x00bloomkit-fpr-probe\x00"
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError(
+            "bloomkit.plot needs matplotlib: pip install 'bloomkit[plot]' (or pip install matplotlib)"
+        ) from error
+    return plt
+
+
+def _new_axes(ax, figsize):
+    if ax is not None:
+        return ax.figure, ax
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=figsize, layout="constrained")
+    # Out of pyplot's registry: not shown a second time at the end of a
+    # notebook cell, and garbage-collected like any object.
+    plt.close(figure)
+    return figure, ax
+
+
+def measure_fpr(filter_, probes: int = 100_000, seed: int = 0) -> float:
+    """Fraction of ``probes`` keys never inserted that ``filter_`` reports present.
+
+    The probe keys are random 8-byte tails behind a fixed prefix that real
+    data does not contain, checked with one ``contains_many`` call.
+    """
+    if probes <= 0:
+        raise ValueError(f"probes must be positive, got {probes}")
+    rng = np.random.default_rng(seed)
+    tails = rng.integers(0, 256, size=(probes, 8), dtype=np.uint8)
+    prefix = np.frombuffer(_PROBE_PREFIX, dtype=np.uint8)
+    rows = np.concatenate([np.broadcast_to(prefix, (probes, prefix.size)), tails], axis=1)
+    keys = np.ascontiguousarray(rows).view(f"S{rows.shape[1]}").ravel()
+    return float(np.count_nonzero(filter_.contains_many(keys))) / probes
+
+
+def fpr_curve(
+    capacity=None,
+    error_rate=0.01,
+    *,
+    filter=None,
+    num_items=None,
+    max_items=None,
+    probes=100_000,
+    ax=None,
+):
+    """False-positive rate against the number of distinct keys inserted.
+
+    The theory curve is ``bloomkit.calc.false_positive_rate(m, n, k)`` =
+    ``(1 - e^(-kn/m))^k`` for the filter's bits ``m`` and hashes ``k``.
+    Given a real ``filter``, its measured rate is added as a point with a
+    95 % binomial error bar, measured by probing ``probes`` absent keys.
+
+    Parameters
+    ----------
+    capacity, error_rate : int, float
+        Size the theory curve as ``BloomFilter(capacity, error_rate)``
+        would. Ignored when ``filter`` is given.
+    filter : BloomFilter, optional
+        A filter (any type with ``num_bits`` and ``num_hashes``) to take
+        the geometry from and to measure.
+    num_items : int, optional
+        Distinct keys inserted into ``filter`` (the x of the measured
+        point); defaults to its estimate ``len(filter)``.
+    max_items : int, optional
+        Right end of the x axis; default twice the capacity.
+    probes : int, default 100_000
+        Absent keys probed to measure ``filter``.
+    ax : matplotlib Axes, optional
+        Draw into these axes instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if filter is not None:
+        if not (hasattr(filter, "num_bits") and hasattr(filter, "num_hashes")):
+            raise TypeError(
+                f"fpr_curve needs a Bloom-type filter (with num_bits and num_hashes), got {type(filter).__name__}"
+            )
+        num_bits, num_hashes = int(filter.num_bits), int(filter.num_hashes)
+        capacity, error_rate = int(filter.capacity), float(filter.error_rate)
+        label = f"{type(filter).__name__}"
+    else:
+        if capacity is None:
+            raise TypeError("fpr_curve needs capacity (and error_rate) or filter=")
+        params = calc.bloom_params(capacity, error_rate)
+        num_bits, num_hashes = params.num_bits, params.num_hashes
+        capacity = calc.check_capacity(capacity)
+        label = "BloomFilter"
+    if filter is not None and num_items is None:
+        num_items = len(filter)
+    right = max_items or max(2 * capacity, int(1.2 * (num_items or 0)))
+    items = np.linspace(0, right, 400)
+    theory = [calc.false_positive_rate(num_bits, int(n), num_hashes) for n in items]
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    ax.plot(items, theory, color="C0", label=rf"theory $(1-e^{{-kn/m}})^k$, m={num_bits:,}, k={num_hashes}")
+    ax.axvline(capacity, color="grey", linestyle="--", linewidth=1, label=f"capacity {capacity:,}")
+    ax.axhline(error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {error_rate:g}")
+    if filter is not None:
+        _measured_point(ax, filter, num_items, probes)
+    ax.set_yscale("log")
+    positive = [value for value in theory if value > 0]
+    ax.set_ylim(bottom=max(min(positive, default=1e-12), error_rate * 1e-4), top=1.0)
+    ax.set_xlim(0, right)
+    ax.set_xlabel("distinct keys inserted (n)")
+    ax.set_ylabel("false-positive rate")
+    ax.set_title(f"{label}: false-positive rate as it fills")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
+def _measured_point(ax, filter_, num_items, probes):
+    rate = measure_fpr(filter_, probes)
+    if rate > 0:
+        lower, upper = _wilson_interval(rate, probes)
+        ax.errorbar(
+            [num_items], [rate], yerr=[[rate - lower], [upper - rate]], fmt="o", color="C3", capsize=4,
+            label=f"measured {rate:.3g} ({probes:,} absent keys, 95 % CI)",
+        )
+    else:
+        # No false positive seen: plot the "rule of three" 95 % upper bound.
+        ax.plot([num_items], [3 / probes], marker="v", color="C3", linestyle="none",
+                label=f"measured 0 of {probes:,} (95 % bound {3 / probes:.2g})")
+
+
+def _wilson_interval(rate, trials, z=1.96):
+    """95 % Wilson score interval of a binomial proportion (stays above 0, unlike p ± 1.96σ)."""
+    denominator = 1 + z * z / trials
+    center = (rate + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
+    return center - half, center + half
+
+
+def cuckoo_bits_per_key(error_rate, bucket_size=4, load_factor=None):
+    """Bits per key of a cuckoo filter: ``(log2(1/ε) + log2(2b)) / α`` (Fan et al. 2014, eq. 6).
+
+    ``b`` is the bucket size, ``α`` the load factor reached (default
+    :data:`CUCKOO_LOAD_FACTOR` for ``b``). Accepts scalars or arrays.
+    """
+    if load_factor is None:
+        if bucket_size not in CUCKOO_LOAD_FACTOR:
+            raise ValueError(f"no default load factor for bucket_size={bucket_size}; pass load_factor")
+        load_factor = CUCKOO_LOAD_FACTOR[bucket_size]
+    error_rate = np.asarray(error_rate, dtype=float)
+    return (np.log2(1.0 / error_rate) + math.log2(2 * bucket_size)) / load_factor
+
+
+def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
+    """Memory per key against false-positive rate: Bloom vs cuckoo filters.
+
+    * Bloom, optimal k: ``m/n = log2(1/ε) / ln 2 ≈ 1.44 log2(1/ε)``.
+    * Cuckoo: ``(log2(1/ε) + log2(2b)) / α`` (Fan et al. 2014), and, when
+      this build has ``bloomkit.calc.cuckoo_params``, bloomkit's actual
+      sizing (whole fingerprint bits, power-of-two bucket counts).
+    * The information-theoretic floor ``log2(1/ε)`` for reference.
+
+    Parameters
+    ----------
+    error_rates : array-like, optional
+        The x values; default 200 rates from 10 % down to 1e-7.
+    bucket_size : int, default 4
+        Cuckoo bucket size b.
+    load_factor : float, optional
+        Cuckoo load factor α; default by ``bucket_size`` (0.955 for b=4).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rates = np.logspace(-1, -7, 200) if error_rates is None else np.asarray(error_rates, dtype=float)
+    if rates.size == 0 or np.any((rates <= 0) | (rates >= 1)):
+        raise ValueError("error_rates must be non-empty and every rate in (0, 1)")
+    information = np.log2(1.0 / rates)
+    bloom = information / math.log(2.0)
+    cuckoo = cuckoo_bits_per_key(rates, bucket_size, load_factor)
+    alpha = load_factor or CUCKOO_LOAD_FACTOR[bucket_size]
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    ax.plot(rates, bloom, color="C0", label=r"Bloom, optimal k: $\log_2(1/\varepsilon)\,/\ln 2$")
+    ax.plot(rates, cuckoo, color="C1", label=rf"cuckoo b={bucket_size}, α={alpha:g}: $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$")
+    if hasattr(calc, "cuckoo_params"):
+        actual = [_cuckoo_sizing(float(rate), bucket_size) for rate in rates]
+        ax.plot(rates, actual, color="C1", linestyle=":", label="bloomkit CuckooFilter sizing (1M keys)")
+    ax.plot(rates, information, color="grey", linestyle="--", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
+    crossing = _crossover(bucket_size, alpha)
+    if rates.min() < crossing < rates.max():
+        ax.axvline(crossing, color="C2", linestyle=":", linewidth=1)
+        ax.annotate(f"cuckoo smaller\nbelow ε ≈ {crossing:.2g}", xy=(crossing, 0.04), xycoords=("data", "axes fraction"),
+                    xytext=(6, 0), textcoords="offset points", fontsize="small", color="C2")
+    ax.set_xscale("log")
+    ax.invert_xaxis()  # stricter rates to the right
+    ax.set_xlabel("false-positive rate ε")
+    ax.set_ylabel("bits per key")
+    ax.set_title("Memory per key: Bloom vs cuckoo")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return figure
+
+
+def _cuckoo_sizing(rate, bucket_size, keys=1_000_000) -> float:
+    """Bits per key bloomkit's cuckoo sizing gives; NaN (a gap) where it rejects the rate."""
+    try:
+        return 8 * calc.cuckoo_params(keys, rate, bucket_size=bucket_size).nbytes / keys
+    except ValueError:
+        return float("nan")
+
+
+def _crossover(bucket_size, alpha) -> float:
+    """ε where both formulas give the same bits/key: x/ln2 = (x + log2 2b)/α with x = log2(1/ε)."""
+    slope = 1.0 / math.log(2.0) - 1.0 / alpha
+    if slope <= 0:
+        return 0.0  # cuckoo never wins with this load factor
+    x = math.log2(2 * bucket_size) / alpha / slope
+    return 2.0**-x

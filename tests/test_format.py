@@ -1,0 +1,164 @@
+"""Binary format v1 (docs/FORMAT.md): round trips, validation, atomic saves."""
+
+import os
+import struct
+
+import pytest
+
+import bloomkit
+from bloomkit import BloomFilter
+from support import fuzz_corruptions
+
+
+def sample(seed=0):
+    f = BloomFilter(5000, 0.01, seed=seed)
+    f.update([f"key-{i}" for i in range(2500)])
+    return f
+
+
+def test_header_layout_matches_the_documentation():
+    f = sample(seed=1234)
+    data = f.to_bytes()
+    magic, version, tag, params_length, payload_length = struct.unpack_from("<8sHHIQ", data, 0)
+    assert magic == b"\x89BKF\r\n\x1a\n"
+    assert (version, tag, params_length) == (1, 1, 32)
+    assert payload_length == f.nbytes == 8 * ((f.num_bits + 63) // 64)
+    assert len(data) == 24 + params_length + payload_length + 8
+    num_bits, num_hashes, seed, capacity, error_rate = struct.unpack_from("<QIIQd", data, 24)
+    assert (num_bits, num_hashes, seed, capacity, error_rate) == (f.num_bits, f.num_hashes, 1234, 5000, 0.01)
+    (checksum,) = struct.unpack_from("<Q", data, len(data) - 8)
+    assert checksum == bloomkit.hash128(data[:-8], 0x424B4631) & (2**64 - 1)
+
+
+def test_round_trip_is_byte_for_byte():
+    f = sample()
+    data = f.to_bytes()
+    g = BloomFilter.from_bytes(data)
+    assert g == f and g.to_bytes() == data
+    assert BloomFilter.from_bytes(bytearray(data)) == f
+    assert BloomFilter.from_bytes(memoryview(data)) == f
+    assert bloomkit.load(data) == f
+
+
+def test_save_and_load(tmp_path):
+    f = sample()
+    path = tmp_path / "seen.bkf"
+    f.save(path)
+    assert path.read_bytes() == f.to_bytes()
+    assert BloomFilter.load(path) == f
+    assert BloomFilter.load(str(path)) == f
+    assert bloomkit.load(path) == f
+    assert type(bloomkit.load(path)) is BloomFilter
+    assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert [p.name for p in tmp_path.iterdir()] == ["seen.bkf"]  # no temporary left behind
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_failed_save_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "seen.bkf"
+    old = sample(seed=1)
+    old.save(path)
+    new = sample(seed=2)
+
+    def crash(*args, **kwargs):
+        raise OSError("simulated crash before rename")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="simulated crash"):
+        new.save(path)
+    assert path.read_bytes() == old.to_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["seen.bkf"]
+
+
+def test_load_rejects_missing_files_and_bad_arguments(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        BloomFilter.load(tmp_path / "missing.bkf")
+    with pytest.raises(TypeError, match="path or bytes"):
+        bloomkit.load(42)
+    with pytest.raises(TypeError, match="bytes-like"):
+        BloomFilter.from_bytes("not bytes")
+
+
+def corrupt(data, offset, value_bytes):
+    data = bytearray(data)
+    data[offset : offset + len(value_bytes)] = value_bytes
+    return bytes(data)
+
+
+def reseal(data):
+    """Recompute the checksum so a test can reach the validation behind it."""
+    body = data[:-8]
+    checksum = bloomkit.hash128(body, 0x424B4631) & (2**64 - 1)
+    return body + struct.pack("<Q", checksum)
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda d: d[:10], "shorter than the 32-byte minimum"),
+        (lambda d: d[:-1], "do not match"),
+        (lambda d: d + b"\0", "do not match"),
+        (lambda d: corrupt(d, 0, b"\x88"), "bad magic"),
+        (lambda d: reseal(corrupt(d, 8, struct.pack("<H", 2))), "unsupported format version 2"),
+        (lambda d: reseal(corrupt(d, 10, struct.pack("<H", 4))), "holds a CuckooFilter, not a BloomFilter"),
+        (lambda d: reseal(corrupt(d, 10, struct.pack("<H", 99))), "unknown filter type tag 99"),
+        (lambda d: reseal(corrupt(d, 12, struct.pack("<I", 2**31))), "params length"),
+        (lambda d: reseal(corrupt(d, 16, struct.pack("<Q", 2**62))), "do not match"),
+        (lambda d: corrupt(d, 100, bytes([d[100] ^ 0x10])), "checksum mismatch"),
+        (lambda d: reseal(corrupt(d, 24, struct.pack("<Q", 0))), "num_bits must be at least 1"),
+        (lambda d: reseal(corrupt(d, 24, struct.pack("<Q", 2**60))), "needs"),
+        (lambda d: reseal(corrupt(d, 32, struct.pack("<I", 0))), "num_hashes"),
+        (lambda d: reseal(corrupt(d, 32, struct.pack("<I", 65))), "num_hashes"),
+        (lambda d: reseal(corrupt(d, 40, struct.pack("<Q", 0))), "capacity"),
+        (lambda d: reseal(corrupt(d, 48, struct.pack("<d", 1.0))), "error_rate"),
+        (lambda d: reseal(corrupt(d, 48, struct.pack("<d", float("nan")))), "error_rate"),
+    ],
+)
+def test_invalid_frames_raise_value_error_naming_the_problem(mutate, match):
+    data = sample().to_bytes()
+    with pytest.raises(ValueError, match=match):
+        BloomFilter.from_bytes(mutate(data))
+
+
+def test_padding_bits_beyond_num_bits_are_rejected():
+    f = BloomFilter.from_params(100, 2)  # 100 bits in two words; 28 padding bits
+    data = bytearray(f.to_bytes())
+    data[-9] |= 0x80  # the top bit of the last word
+    with pytest.raises(ValueError, match="beyond num_bits"):
+        BloomFilter.from_bytes(reseal(bytes(data)))
+
+
+def test_absurd_sizes_are_rejected_without_allocating():
+    # A tiny frame claiming 2**63 bits must fail on the length check, not by
+    # trying to allocate an exabyte.
+    data = sample().to_bytes()
+    header = data[:24]
+    params = struct.pack("<QIIQd", 2**63, 3, 0, 10, 0.01)
+    forged = reseal(header[:12] + struct.pack("<IQ", len(params), 8) + params + b"\0" * 8 + b"\0" * 8)
+    with pytest.raises(ValueError, match="payload is 8 bytes but num_bits"):
+        BloomFilter.from_bytes(forged)
+
+
+def test_thousands_of_random_corruptions_are_rejected_in_a_subprocess():
+    blob = sample().to_bytes()
+    summary = fuzz_corruptions(blob, "bloomkit.BloomFilter.from_bytes", trials=3000)
+    assert "rejected" in summary
+    summary = fuzz_corruptions(blob, "bloomkit.load", trials=1000, seed=2)
+    assert "rejected" in summary
+
+
+def test_pickle_carries_only_the_frame():
+    import pickle
+    import pickletools
+
+    f = sample()
+    dumped = pickle.dumps(f)
+    opcodes = {op.name for op, _, _ in pickletools.genops(dumped)}
+    assert "REDUCE" in opcodes
+    assert f.to_bytes() in dumped
+    assert pickle.loads(dumped) == f

@@ -1,0 +1,106 @@
+"""bloomkit.plot: figures with the right numbers, rendered headless (Agg)."""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import bloomkit  # noqa: E402
+from support import fpr_upper_bound  # noqa: E402
+
+
+def lines_by_label(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def test_fpr_curve_theory_matches_the_calculator():
+    figure = bloomkit.plot.fpr_curve(100_000, 0.01)
+    assert isinstance(figure, matplotlib.figure.Figure)
+    (ax,) = figure.axes
+    assert ax.get_yscale() == "log"
+    params = bloomkit.bloom_params(100_000, 0.01)
+    theory = next(line for label, line in lines_by_label(ax).items() if label.startswith("theory"))
+    xs, ys = theory.get_data()
+    assert xs[-1] == 200_000
+    for x, y in zip(xs[::37], ys[::37]):
+        assert y == pytest.approx(bloomkit.false_positive_rate(params.num_bits, int(x), params.num_hashes))
+
+
+def test_fpr_curve_with_a_filter_measures_absent_keys():
+    f = bloomkit.BloomFilter(50_000, 0.02)
+    f.update(np.arange(50_000, dtype=np.uint64))  # probes must not reuse these integers
+    figure = bloomkit.plot.fpr_curve(filter=f, num_items=50_000, probes=40_000)
+    ax = figure.axes[0]
+    measured = [c for c in ax.containers if "measured" in str(c.get_label())]
+    assert len(measured) == 1
+    x, y = measured[0].lines[0].get_data()
+    predicted = bloomkit.false_positive_rate(f.num_bits, 50_000, f.num_hashes)
+    assert x[0] == 50_000
+    assert 0 < y[0] <= fpr_upper_bound(predicted, 40_000)
+
+
+def test_measure_fpr_of_empty_and_full_filters():
+    empty = bloomkit.BloomFilter(1000, 0.01)
+    assert bloomkit.plot.measure_fpr(empty, probes=10_000) == 0.0
+    full = bloomkit.BloomFilter(20_000, 0.05)
+    full.update([f"key-{i}" for i in range(20_000)])
+    rate = bloomkit.plot.measure_fpr(full, probes=50_000)
+    predicted = bloomkit.false_positive_rate(full.num_bits, 20_000, full.num_hashes)
+    sigma = math.sqrt(predicted * (1 - predicted) / 50_000)
+    assert predicted - 5 * sigma <= rate <= fpr_upper_bound(predicted, 50_000)
+
+
+def test_bits_per_key_formulas():
+    figure = bloomkit.plot.bits_per_key([0.1, 0.01, 0.001])
+    ax = figure.axes[0]
+    lines = lines_by_label(ax)
+    bloom = next(line for label, line in lines.items() if label.startswith("Bloom"))
+    cuckoo = next(line for label, line in lines.items() if label.startswith("cuckoo"))
+    assert bloom.get_ydata()[1] == pytest.approx(math.log2(100) / math.log(2))  # 9.585 bits at 1 %
+    assert cuckoo.get_ydata()[1] == pytest.approx((math.log2(100) + 3) / 0.955)  # Fan et al., b=4
+    assert bloomkit.plot.cuckoo_bits_per_key(0.01, bucket_size=2) == pytest.approx((math.log2(100) + 2) / 0.84)
+    assert ax.xaxis_inverted()
+
+
+def test_figures_render_and_stay_out_of_pyplot():
+    before = plt.get_fignums()
+    for figure in (bloomkit.plot.fpr_curve(10_000, 0.001), bloomkit.plot.bits_per_key()):
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        assert buffer.getvalue()[:8] == b"\x89PNG\r\n\x1a\n" and len(buffer.getvalue()) > 10_000
+    assert plt.get_fignums() == before  # closed in pyplot: shown once in Jupyter, freed normally
+
+
+def test_plots_draw_into_given_axes():
+    figure, (left, right) = plt.subplots(1, 2)
+    try:
+        assert bloomkit.plot.fpr_curve(1000, 0.01, ax=left) is figure
+        assert bloomkit.plot.bits_per_key(ax=right) is figure
+        assert left.get_lines() and right.get_lines()
+    finally:
+        plt.close(figure)
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="fpr_curve needs capacity"):
+        bloomkit.plot.fpr_curve()
+    with pytest.raises(TypeError, match="needs a Bloom-type filter"):
+        bloomkit.plot.fpr_curve(filter=object())
+    with pytest.raises(ValueError, match="every rate in \\(0, 1\\)"):
+        bloomkit.plot.bits_per_key([0.1, 1.5])
+    with pytest.raises(ValueError, match="probes must be positive"):
+        bloomkit.plot.measure_fpr(bloomkit.BloomFilter(10, 0.1), probes=0)
+
+
+def test_missing_matplotlib_gives_a_clear_import_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # makes the import fail
+    with pytest.raises(ImportError, match=r"pip install 'bloomkit\[plot\]'"):
+        bloomkit.plot.fpr_curve(1000, 0.01)
