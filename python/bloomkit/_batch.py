@@ -18,25 +18,34 @@ from . import _core
 _ARROW_BINARY_WIDTH = {"string": 4, "binary": 4, "large_string": 8, "large_binary": 8}
 
 
-def key_batches(keys) -> list:
+def key_batches(keys, combine_chunks: bool = False) -> list:
     """Return the list of batches (usually one) that ``keys`` consists of.
 
     Every batch is fully validated here or by the core's key adapter before
     any filter is changed, so a rejected input leaves the filter as it was.
+    A chunked Arrow array gives one batch per chunk unless ``combine_chunks``
+    (then its chunks are copied into one array first).
     """
     module = type(keys).__module__ or ""
     if module.startswith("pyarrow"):
-        return _arrow_batches(keys)
+        return _arrow_batches(keys, combine_chunks)
     if module.startswith("pandas"):
-        return _pandas_batches(keys)
+        return _pandas_batches(keys, combine_chunks)
     return [keys]
 
 
-def _pandas_batches(keys) -> list:
+def single_batch(keys):
+    """``keys`` as exactly one batch, for all-or-nothing operations and for
+    errors that name a key's index in the whole input (chunked Arrow data is
+    combined into one array: one copy)."""
+    return key_batches(keys, combine_chunks=True)[0]
+
+
+def _pandas_batches(keys, combine_chunks: bool = False) -> list:
     if _is_arrow_backed(getattr(keys, "dtype", None)) and "pyarrow" in sys.modules:
         import pyarrow as pa
 
-        return _arrow_batches(pa.array(keys.array))
+        return _arrow_batches(pa.array(keys.array), combine_chunks)
     if hasattr(keys, "to_numpy"):
         return [keys.to_numpy()]
     return [keys]
@@ -56,10 +65,12 @@ def _is_arrow_backed(dtype) -> bool:
     return getattr(dtype, "storage", None) == "pyarrow" or type(dtype).__name__ == "ArrowDtype"
 
 
-def _arrow_batches(keys) -> list:
+def _arrow_batches(keys, combine_chunks: bool = False) -> list:
     import pyarrow as pa
 
     if isinstance(keys, pa.ChunkedArray):
+        if combine_chunks:
+            return _arrow_batches(keys.combine_chunks())
         batches = []
         for chunk in keys.chunks:
             batches.extend(_arrow_batches(chunk))

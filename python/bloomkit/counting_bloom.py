@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import _batch, _core, calc
+from . import _core, calc
 from ._base import FilterBase, register
+from ._removal import RemovalMixin
 from .bloom import BloomFilter, estimate_cardinality
 
 __all__ = ["CountingBloomFilter"]
@@ -22,7 +23,7 @@ def check_counter_bits(counter_bits) -> int:
 
 
 @register(2)
-class CountingBloomFilter(FilterBase, _core.CountingBloomCore):
+class CountingBloomFilter(RemovalMixin, FilterBase, _core.CountingBloomCore):
     """A Bloom filter of small counters instead of bits, so keys can be removed.
 
     Parameters
@@ -48,9 +49,12 @@ class CountingBloomFilter(FilterBase, _core.CountingBloomCore):
     (``-ln p / (ln 2)**2 * counter_bits / 8`` bytes per key in general).
 
     Adding a key twice counts it twice (a multiset): it then takes two
-    removals. Removing a key that was never added is the one thing that can
-    cause false negatives for other keys; :meth:`remove` refuses keys that
-    are *definitely* absent, but a false positive can still be removed.
+    removals. ``remove_many`` removes keys in order, all or nothing: if a
+    key is definitely absent at its turn, ``KeyError`` names its index and
+    the filter is left exactly as it was. Removing a key that was never
+    added is the one thing that can cause false negatives for other keys;
+    :meth:`remove` refuses keys that are *definitely* absent, but a false
+    positive can still be removed.
     Saturated counters keep the filter safe against every other sequence:
     as long as only added keys are removed, no added key is ever lost.
 
@@ -77,34 +81,6 @@ class CountingBloomFilter(FilterBase, _core.CountingBloomCore):
             float(error_rate),
             check_counter_bits(counter_bits),
         )
-
-    # -- removal ---------------------------------------------------------
-    def remove_many(self, keys) -> None:
-        """Remove one occurrence of every key, in order, all or nothing.
-
-        The keys are removed as if by :meth:`remove` one after another; if
-        any of them is definitely absent at its turn — including a key listed
-        more times than it was added — ``KeyError`` names its index and the
-        filter is left exactly as it was. Bad keys raise ``TypeError`` /
-        ``ValueError`` before anything changes.
-        """
-        batches = _batch.key_batches(keys)
-        offset = 0
-        for position, batch in enumerate(batches):
-            failed = self._remove_many(batch)
-            if failed >= 0:
-                # A chunked (pyarrow) input can fail in a later chunk: put the
-                # keys of the earlier chunks back. Re-adding undoes a removal
-                # exactly: it increments the very counters the removal
-                # decremented, and saturated counters were touched by neither.
-                for done in reversed(batches[:position]):
-                    self._update(done)
-                raise KeyError(
-                    f"key at index {offset + failed} is not in the filter (definitely absent at that point "
-                    "of the batch); nothing was removed"
-                )
-            if position + 1 < len(batches):
-                offset += len(batch)
 
     # -- estimates -------------------------------------------------------
     @property
