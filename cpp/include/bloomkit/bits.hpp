@@ -133,20 +133,26 @@ class CounterArray {
     uint64_t* words() { return words_.data(); }
 
     uint32_t get(uint64_t i) const { return static_cast<uint32_t>((words_[word_of(i)] >> offset_of(i)) & max_); }
-    bool saturated(uint64_t i) const { return get(i) == max_; }
 
-    // Adds one unless saturated; returns the value before.
+    // Adds one unless saturated; returns the value before. Branch-free (the
+    // saturation test becomes the addend), so the filter's probe loops have
+    // no data-dependent branches.
     uint32_t increment(uint64_t i) {
-        const uint32_t old = get(i);
-        if (old != max_) words_[word_of(i)] += uint64_t(1) << offset_of(i);
+        uint64_t& word = words_[word_of(i)];
+        const uint32_t offset = offset_of(i);
+        const uint32_t old = static_cast<uint32_t>((word >> offset) & max_);
+        word += uint64_t(old != max_) << offset;
         return old;
     }
 
-    // Subtracts one from a counter that is neither zero nor saturated (the
-    // caller checks both); returns the value after.
+    // Subtracts one unless the counter is zero or saturated; returns the
+    // value before. Branch-free, like increment().
     uint32_t decrement(uint64_t i) {
-        words_[word_of(i)] -= uint64_t(1) << offset_of(i);
-        return get(i);
+        uint64_t& word = words_[word_of(i)];
+        const uint32_t offset = offset_of(i);
+        const uint32_t old = static_cast<uint32_t>((word >> offset) & max_);
+        word -= uint64_t(old != 0 && old != max_) << offset;
+        return old;
     }
 
     void prefetch(uint64_t i) const {

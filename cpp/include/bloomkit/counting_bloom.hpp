@@ -44,14 +44,12 @@ class CountingBloomFilter {
     // twice counts it twice (a multiset); it then takes two removals.
     bool add(Hash128 h) {
         IndexSequence seq(h, geometry_.num_bits);
-        bool present = true;
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) {
-            if (counters_.increment(seq.next()) == 0) {
-                present = false;
-                ++nonzero_;
-            }
-        }
-        return present;
+        // Branch-free, like BloomFilter::add: whether a counter was zero is a
+        // coin flip while the filter fills.
+        uint32_t were_zero = 0;
+        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) were_zero += counters_.increment(seq.next()) == 0;
+        nonzero_ += were_zero;
+        return were_zero == 0;
     }
 
     bool contains(Hash128 h) const {
@@ -89,8 +87,9 @@ class CountingBloomFilter {
                 return false;
             }
             positions[i] = p;
-            if (c == counters_.max_value()) continue;  // saturated: its true count is unknown
-            if (counters_.decrement(p) == 0) --nonzero_;
+            // A saturated counter is left alone (its true count is unknown).
+            counters_.decrement(p);
+            nonzero_ -= c == 1;
         }
         return true;
     }
@@ -226,13 +225,10 @@ class CountingBloomFilter {
     // Reverses the first `done` steps of a removal whose positions are
     // given. A step that skipped a saturated counter left it saturated; a
     // step that decremented left the counter below its maximum. So, walking
-    // back, "saturated now" identifies exactly the skipped steps.
+    // back, "saturated now" identifies exactly the skipped steps — which is
+    // what increment() skips.
     void undo_removal(const uint64_t* positions, uint32_t done) {
-        for (uint32_t i = done; i-- > 0;) {
-            const uint64_t p = positions[i];
-            if (counters_.saturated(p)) continue;
-            if (counters_.increment(p) == 0) ++nonzero_;
-        }
+        for (uint32_t i = done; i-- > 0;) nonzero_ += counters_.increment(positions[i]) == 0;
     }
 
     // Reverses a complete successful removal of the key with digest h.
