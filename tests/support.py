@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -47,6 +48,31 @@ def disjoint_random_u64(count_a: int, count_b: int, seed: int):
     rng.shuffle(values)
     assert len(values) >= count_a + count_b
     return values[:count_a], values[count_a : count_a + count_b]
+
+
+FRAME_MAGIC = b"\x89BKF\r\n\x1a\n"
+CHECKSUM_SEED = 0x424B4631
+
+
+def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = 1) -> bytes:
+    """A docs/FORMAT.md frame with a *valid* checksum around arbitrary params and payload.
+
+    For tests of the field-level validation that runs after the checksum
+    has passed (a random corruption is caught by the checksum first).
+    """
+    import mmh3
+
+    body = FRAME_MAGIC + struct.pack("<HHIQ", version, type_tag, len(params), len(payload)) + params + payload
+    checksum = mmh3.hash128(body, CHECKSUM_SEED, signed=False) & (2**64 - 1)
+    return body + struct.pack("<Q", checksum)
+
+
+def split_frame(blob: bytes):
+    """(type_tag, params, payload) of a frame, for tests that rebuild it with make_frame."""
+    _version, type_tag, params_length, payload_length = struct.unpack_from("<HHIQ", blob, 8)
+    params = blob[24 : 24 + params_length]
+    payload = blob[24 + params_length : 24 + params_length + payload_length]
+    return type_tag, params, payload
 
 
 FUZZ_SCRIPT = textwrap.dedent(

@@ -13,6 +13,8 @@ namespace py = pybind11;
 namespace bloomkit_py {
 void bind_bloom(py::module_& m);
 void bind_cuckoo(py::module_& m);
+void bind_counting_bloom(py::module_& m);
+void bind_scalable_bloom(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -59,4 +61,6 @@ PYBIND11_MODULE(_core, m) {
 
     bloomkit_py::bind_bloom(m);
     bloomkit_py::bind_cuckoo(m);
+    bloomkit_py::bind_counting_bloom(m);
+    bloomkit_py::bind_scalable_bloom(m);
 }

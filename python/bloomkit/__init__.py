@@ -13,8 +13,10 @@ from ._base import load
 from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
+from .counting_bloom import CountingBloomFilter
 from .cuckoo import CuckooFilter, FilterFullError
 from .dedup import dedup_mask
+from .scalable_bloom import ScalableBloomFilter
 
 __version__ = "0.1.0"
 
@@ -39,9 +41,11 @@ def __getattr__(name):
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CountingBloomFilter",
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
+    "ScalableBloomFilter",
     "bloom_capacity",
     "bloom_params",
     "calc",

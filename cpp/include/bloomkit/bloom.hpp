@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bits.hpp"
 #include "format.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
+#include "prefetch.hpp"
 
 namespace bloomkit {
 
@@ -71,13 +73,21 @@ struct BloomGeometry {
 
 class BloomFilter {
   public:
-    // How many keys ahead the batch loops prefetch: enough to keep several
-    // cache misses in flight on a filter larger than the cache.
-    static constexpr size_t kPrefetchDistance = 8;
+    // Kept as a member for code that names it here; the value lives in prefetch.hpp.
+    static constexpr size_t kPrefetchDistance = bloomkit::kPrefetchDistance;
 
     explicit BloomFilter(const BloomGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         bits_ = BitArray(geometry_.num_bits);
+    }
+
+    // A filter over existing bits (e.g. derived from a counting filter's
+    // non-zero counters); `bits` must hold exactly num_bits bits.
+    BloomFilter(const BloomGeometry& geometry, BitArray bits) : geometry_(geometry), bits_(std::move(bits)) {
+        geometry_.validate();
+        if (bits_.num_bits() != geometry_.num_bits || !bits_.padding_is_clear())
+            throw std::invalid_argument("bit array does not match num_bits");
+        set_bits_ = bits_.popcount();
     }
 
     const BloomGeometry& geometry() const { return geometry_; }
@@ -132,15 +142,10 @@ class BloomFilter {
     }
 
     // Calls visit(j) for j in [0, count) in order, prefetching the positions
-    // of digest j + kPrefetchDistance first.
+    // of digest j + kPrefetchDistance first (prefetch.hpp).
     template <class Visit>
     void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
-        const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
-        for (size_t j = 0; j < lead; ++j) prefetch(digests[j]);
-        for (size_t j = 0; j < count; ++j) {
-            if (j + kPrefetchDistance < count) prefetch(digests[j + kPrefetchDistance]);
-            visit(j);
-        }
+        bloomkit::for_each_prefetched(digests, count, [this](Hash128 h) { prefetch(h); }, visit);
     }
 
     void clear() {

@@ -32,6 +32,7 @@
 #include "format.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
+#include "prefetch.hpp"
 
 namespace bloomkit {
 
@@ -116,8 +117,6 @@ struct CuckooGeometry {
 // removal safe across stages (remove()).
 class CuckooFilter {
   public:
-    static constexpr size_t kPrefetchDistance = 8;
-
     explicit CuckooFilter(const CuckooGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         add_stage();
@@ -285,28 +284,20 @@ class CuckooFilter {
 
     // Calls visit(j, probe) for j in [0, count) in order with key j's probe
     // in table t, computing each probe once and prefetching the buckets of
-    // key j + kPrefetchDistance first.
+    // key j + kPrefetchDistance first (prefetch.hpp).
     template <class Table, class Visit>
     static void for_each_probe(Table& t, const Hash128* digests, size_t count, Visit&& visit) {
         CuckooTable::Probe probes[kHashChunk];
         for (size_t j = 0; j < count; ++j) probes[j] = t.probe(digests[j]);
-        const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
-        for (size_t j = 0; j < lead; ++j) t.prefetch(probes[j]);
-        for (size_t j = 0; j < count; ++j) {
-            if (j + kPrefetchDistance < count) t.prefetch(probes[j + kPrefetchDistance]);
-            visit(j, probes[j]);
-        }
+        bloomkit::for_each_prefetched(
+            probes, count, [&t](const CuckooTable::Probe& p) { t.prefetch(p); },
+            [&](size_t j) { visit(j, probes[j]); });
     }
 
     // The same for any number of stages, probing every stage as it goes.
     template <class Visit>
     void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
-        const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
-        for (size_t j = 0; j < lead; ++j) prefetch(digests[j]);
-        for (size_t j = 0; j < count; ++j) {
-            if (j + kPrefetchDistance < count) prefetch(digests[j + kPrefetchDistance]);
-            visit(j);
-        }
+        bloomkit::for_each_prefetched(digests, count, [this](Hash128 h) { prefetch(h); }, visit);
     }
 
     // Empties the filter and drops every grown stage.

@@ -1,0 +1,33 @@
+// The prefetching loop every filter's batch operations share.
+//
+// A filter larger than the cache pays one cache miss per probe. Batches hide
+// that latency by issuing the prefetches for key j + kPrefetchDistance before
+// working on key j, so several misses are in flight at once.
+#pragma once
+
+#include <cstddef>
+
+#include "hash.hpp"
+
+namespace bloomkit {
+
+// How many keys ahead the batch loops prefetch: enough to keep several cache
+// misses in flight on a filter larger than the cache.
+constexpr size_t kPrefetchDistance = 8;
+
+// Calls visit(j) for j in [0, count) in order, calling prefetch(items[j +
+// kPrefetchDistance]) first. The items are usually digests; a filter may
+// pass what it derived from them instead (the cuckoo filter's bucket
+// probes). prefetch must only hint (it may run for keys whose visit() later
+// sees a changed filter).
+template <class Item, class Prefetch, class Visit>
+void for_each_prefetched(const Item* items, size_t count, Prefetch&& prefetch, Visit&& visit) {
+    const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
+    for (size_t j = 0; j < lead; ++j) prefetch(items[j]);
+    for (size_t j = 0; j < count; ++j) {
+        if (j + kPrefetchDistance < count) prefetch(items[j + kPrefetchDistance]);
+        visit(j);
+    }
+}
+
+}  // namespace bloomkit

@@ -1,0 +1,377 @@
+// The scalable Bloom filter (Almeida, Baquero, Preguiça & Hutchison,
+// "Scalable Bloom Filters", Information Processing Letters 101(6), 2007): a
+// chain of plain Bloom filters ("slices") that grows when the newest one is
+// full, so the final number of keys need not be known in advance.
+//
+// Slice i holds c_i keys at false-positive rate p_i, with
+//     c_0 = initial_capacity,          c_{i+1} = ceil(c_i * growth)
+//     p_0 = error_rate * (1 - r),      p_{i+1} = p_i * r        (r = tightening)
+// so sum_i p_i = error_rate * (1 - r^N) < error_rate for any number of slices
+// N, and the compound rate 1 - prod(1 - p_i) <= sum_i p_i stays below
+// error_rate however far the filter grows. The recurrences use only
+// IEEE multiplication and ceil, so every platform builds the same chain.
+//
+// Every slice uses the filter's seed: a key is hashed once and its digest
+// probes every slice (through IndexSequence with that slice's size).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bloom.hpp"
+#include "format.hpp"
+#include "hash.hpp"
+#include "keys.hpp"
+#include "prefetch.hpp"
+
+namespace bloomkit {
+
+namespace detail {
+// A double in %g notation with 6 significant digits (std::to_string prints
+// 1e-20 as "0.000000").
+inline std::string format_number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+}
+}  // namespace detail
+
+// Predicted false-positive rate of m bits, n keys, k hashes: (1 - e^(-kn/m))^k.
+inline double bloom_false_positive_rate(double num_bits, double num_items, uint32_t num_hashes) {
+    const double k = num_hashes;
+    return std::pow(-std::expm1(-k * num_items / num_bits), k);
+}
+
+// The smallest Bloom geometry whose predicted false-positive rate at
+// `capacity` keys is at most `error_rate` with an integer number of hashes.
+// For a fixed k the rate (1 - e^(-kn/m))^k equals p exactly at
+//     m = -k n / ln(1 - p^(1/k)),
+// and the best k is next to the real optimum log2(1/p); both neighbours are
+// tried and the smaller m wins. (The classical m = -n ln p / (ln 2)^2 with k
+// rounded overshoots p slightly, which the chain's error budget cannot
+// afford at every slice.)
+inline BloomGeometry bloom_geometry_at_most(uint64_t capacity, double error_rate, uint32_t seed) {
+    const double n = static_cast<double>(capacity);
+    const double best_k = std::log2(1.0 / error_rate);
+    if (best_k > kMaxHashes + 0.5)
+        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs about " +
+                                    std::to_string(static_cast<int>(best_k)) + " hash functions; at most " +
+                                    std::to_string(kMaxHashes) + " are supported");
+    double best_bits = 0.0;
+    uint32_t chosen_k = 0;
+    for (double candidate : {std::floor(best_k), std::ceil(best_k)}) {
+        const uint32_t k = static_cast<uint32_t>(std::min<double>(std::max(candidate, 1.0), kMaxHashes));
+        const double kd = k;
+        const double bits = std::ceil(-kd * n / std::log1p(-std::pow(error_rate, 1.0 / kd)));
+        if (chosen_k == 0 || bits < best_bits) {
+            best_bits = bits;
+            chosen_k = k;
+        }
+    }
+    // Rounding in pow/log can leave the rate a hair (relative ~1e-15) above
+    // p: add bits until the prediction is at or below it (a step or two).
+    while (bloom_false_positive_rate(best_bits, n, chosen_k) > error_rate)
+        best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + 1e-13)));
+    if (!(best_bits < 9.2e18))
+        throw std::invalid_argument("a slice of " + std::to_string(capacity) + " keys at error_rate " +
+                                    detail::format_number(error_rate) + " needs more than 2**63 bits");
+    BloomGeometry g;
+    g.num_bits = static_cast<uint64_t>(best_bits);
+    g.num_hashes = chosen_k;
+    g.seed = seed;
+    g.capacity = capacity;
+    g.error_rate = error_rate;
+    return g;
+}
+
+// The constructor arguments of a scalable filter.
+struct ScalableParams {
+    uint64_t initial_capacity = 0;
+    double error_rate = 0.0;
+    double growth = 0.0;
+    double tightening = 0.0;
+    uint32_t seed = 0;
+
+    void validate() const {
+        if (initial_capacity == 0 || initial_capacity >= (uint64_t(1) << 63))
+            throw std::invalid_argument("initial_capacity must be in [1, 2**63), got " +
+                                        std::to_string(initial_capacity));
+        if (!(error_rate > 0.0 && error_rate < 1.0))
+            throw std::invalid_argument("error_rate must be in (0, 1), got " + detail::format_number(error_rate));
+        if (!(growth > 1.0 && std::isfinite(growth)))
+            throw std::invalid_argument("growth must be a finite number > 1, got " + detail::format_number(growth));
+        if (!(tightening > 0.0 && tightening < 1.0))
+            throw std::invalid_argument("tightening must be in (0, 1), got " + detail::format_number(tightening));
+    }
+
+    // Capacity and error rate of the slice after one with (capacity, error).
+    uint64_t next_capacity(uint64_t capacity) const {
+        const double next = std::ceil(static_cast<double>(capacity) * growth);
+        if (!(next < 9.2e18))
+            throw std::invalid_argument("the filter cannot grow past a slice of " + std::to_string(capacity) +
+                                        " keys: the next slice would exceed 2**63 keys");
+        return static_cast<uint64_t>(next);
+    }
+    double next_error_rate(double error) const { return error * tightening; }
+    double first_error_rate() const { return error_rate * (1.0 - tightening); }
+};
+
+class ScalableBloomFilter {
+  public:
+    // One link of the chain: a plain Bloom filter and the number of keys
+    // inserted into it (each new to the whole chain when inserted).
+    struct Slice {
+        BloomFilter filter;
+        uint64_t count;
+    };
+
+    explicit ScalableBloomFilter(const ScalableParams& params) : params_(params) {
+        params_.validate();
+        slices_.push_back(
+            Slice{BloomFilter(bloom_geometry_at_most(params_.initial_capacity, params_.first_error_rate(),
+                                                     params_.seed)),
+                  0});
+    }
+
+    const ScalableParams& params() const { return params_; }
+    const std::vector<Slice>& slices() const { return slices_; }
+    uint32_t seed() const { return params_.seed; }
+
+    uint64_t nbytes() const {
+        uint64_t total = 0;
+        for (const Slice& s : slices_) total += s.filter.nbytes();
+        return total;
+    }
+
+    // Keys inserted as new: every add() that returned false.
+    uint64_t count() const {
+        uint64_t total = 0;
+        for (const Slice& s : slices_) total += s.count;
+        return total;
+    }
+
+    uint64_t capacity() const {
+        uint64_t total = 0;
+        for (const Slice& s : slices_) total += s.filter.geometry().capacity;
+        return total;
+    }
+
+    // Newest slice first: it is the largest, so it holds most of the keys.
+    bool contains(Hash128 h) const {
+        for (size_t i = slices_.size(); i-- > 0;)
+            if (slices_[i].filter.contains(h)) return true;
+        return false;
+    }
+
+    // Inserts the key unless some slice already reports it, so no key is
+    // stored twice and each slice's count is a count of distinct keys.
+    // Returns true if the key was (probably) present before.
+    bool add(Hash128 h) {
+        if (contains(h)) return true;
+        Slice* newest = &slices_.back();
+        if (newest->count >= newest->filter.geometry().capacity) newest = &grow();
+        newest->filter.add(h);
+        ++newest->count;
+        return false;
+    }
+
+    // Prefetches the first position of the key in every slice: the one
+    // position every lookup reads (an absent key usually stops there).
+    void prefetch(Hash128 h) const {
+        for (const Slice& s : slices_) s.filter.bits().prefetch(IndexSequence(h, s.filter.num_bits()).next());
+    }
+
+    // Batch insert with the sequential semantics of add() (a key repeated in
+    // the batch reports true the second time). Before changing anything it
+    // checks that the chain could grow to hold every key of the batch, so a
+    // batch is rejected whole rather than failing half-way.
+    template <class Keys>
+    void add_many(const Keys& keys, uint8_t* was_present) {
+        check_room_for(keys.size());
+        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
+                const bool present = add(digests[j]);
+                if (was_present) was_present[first + j] = present;
+            });
+        });
+    }
+
+    template <class Keys>
+    void contains_many(const Keys& keys, uint8_t* present) const {
+        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for_each_prefetched(digests, count, prefetcher(),
+                                [&](size_t j) { present[first + j] = contains(digests[j]); });
+        });
+    }
+
+    // Back to a single empty first slice (larger slices are freed).
+    void clear() {
+        slices_.erase(slices_.begin() + 1, slices_.end());
+        slices_[0].filter.clear();
+        slices_[0].count = 0;
+    }
+
+    bool operator==(const ScalableBloomFilter& other) const {
+        const ScalableParams& a = params_;
+        const ScalableParams& b = other.params_;
+        if (a.initial_capacity != b.initial_capacity || a.error_rate != b.error_rate || a.growth != b.growth ||
+            a.tightening != b.tightening || a.seed != b.seed || slices_.size() != other.slices_.size())
+            return false;
+        for (size_t i = 0; i < slices_.size(); ++i)
+            if (slices_[i].count != other.slices_[i].count || !(slices_[i].filter == other.slices_[i].filter))
+                return false;
+        return true;
+    }
+
+    // --- serialization (docs/FORMAT.md, type tag 3) ---
+
+    static constexpr size_t kSliceRecordSize = 40;  // BloomGeometry (32) + count (8)
+
+    std::vector<uint8_t> serialize() const {
+        uint64_t payload_length = slices_.size() * kSliceRecordSize;
+        for (const Slice& s : slices_) payload_length += s.filter.payload_length();
+        return build_frame(
+            FilterType::ScalableBloom, payload_length,
+            [&](ByteWriter& w) {
+                w.u64(params_.initial_capacity);
+                w.f64(params_.error_rate);
+                w.f64(params_.growth);
+                w.f64(params_.tightening);
+                w.u32(params_.seed);
+                w.u32(static_cast<uint32_t>(slices_.size()));
+            },
+            [&](ByteWriter& w) {
+                for (const Slice& s : slices_) {
+                    s.filter.write_params(w);
+                    w.u64(s.count);
+                }
+                for (const Slice& s : slices_) s.filter.write_payload(w);
+            });
+    }
+
+    static ScalableBloomFilter deserialize(const uint8_t* data, size_t len) {
+        const Frame frame = parse_frame(data, len, FilterType::ScalableBloom);
+        ByteReader params_reader(frame.params, frame.params_length);
+        ScalableParams params;
+        params.initial_capacity = params_reader.u64("initial_capacity");
+        params.error_rate = params_reader.f64("error_rate");
+        params.growth = params_reader.f64("growth");
+        params.tightening = params_reader.f64("tightening");
+        params.seed = params_reader.u32("seed");
+        const uint32_t num_slices = params_reader.u32("num_slices");
+        params_reader.expect_end("params");
+        try {
+            params.validate();
+        } catch (const std::invalid_argument& e) {
+            throw FormatError(std::string("invalid stored parameters: ") + e.what());
+        }
+        if (num_slices == 0) throw FormatError("invalid stored parameters: num_slices must be at least 1");
+        if (num_slices > frame.payload_length / kSliceRecordSize)
+            throw FormatError("payload of " + std::to_string(frame.payload_length) + " bytes is too short for " +
+                              std::to_string(num_slices) + " slice records");
+
+        // The slice table: every record is checked, and the bytes its bits
+        // need are added up, before any bit array is allocated.
+        ByteReader payload(frame.payload, frame.payload_length);
+        std::vector<BloomGeometry> geometries;
+        std::vector<uint64_t> counts;
+        geometries.reserve(num_slices);
+        counts.reserve(num_slices);
+        uint64_t capacity = params.initial_capacity;
+        double error = params.first_error_rate();
+        uint64_t bits_bytes = 0;
+        for (uint32_t i = 0; i < num_slices; ++i) {
+            const std::string where = "slice " + std::to_string(i) + ": ";
+            if (i > 0) {
+                try {
+                    capacity = params.next_capacity(capacity);
+                } catch (const std::invalid_argument& e) {
+                    throw FormatError(where + e.what());
+                }
+                error = params.next_error_rate(error);
+            }
+            const BloomGeometry g = BloomGeometry::read(payload);
+            const uint64_t count = payload.u64("slice count");
+            if (g.seed != params.seed)
+                throw FormatError(where + "seed " + std::to_string(g.seed) + " differs from the filter's " +
+                                  std::to_string(params.seed));
+            if (g.capacity != capacity || g.error_rate != error)
+                throw FormatError(where + "capacity/error_rate do not follow the growth/tightening schedule");
+            if (count > g.capacity)
+                throw FormatError(where + "count " + std::to_string(count) + " exceeds its capacity " +
+                                  std::to_string(g.capacity));
+            if (i + 1 < num_slices && count != g.capacity)
+                throw FormatError(where + "a slice before the newest must be full");
+            const uint64_t words = BitArray::words_for(g.num_bits);
+            if (words > (frame.payload_length - bits_bytes) / sizeof(uint64_t))
+                throw FormatError(where + "num_bits " + std::to_string(g.num_bits) +
+                                  " needs more bytes than the payload holds");
+            bits_bytes += words * sizeof(uint64_t);
+            geometries.push_back(g);
+            counts.push_back(count);
+        }
+        if (bits_bytes != payload.remaining())
+            throw FormatError("payload holds " + std::to_string(payload.remaining()) +
+                              " bytes of bits but the slices need " + std::to_string(bits_bytes));
+
+        ScalableBloomFilter filter(params, Empty{});
+        filter.slices_.reserve(num_slices);
+        for (uint32_t i = 0; i < num_slices; ++i)
+            filter.slices_.push_back(Slice{BloomFilter::read_payload(geometries[i], payload), counts[i]});
+        payload.expect_end("payload");
+        return filter;
+    }
+
+  private:
+    struct Empty {};
+    ScalableParams params_;
+    std::vector<Slice> slices_;
+
+    // A chain with no slices, filled in by deserialize().
+    ScalableBloomFilter(const ScalableParams& params, Empty) : params_(params) {}
+
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
+    // Appends the next slice of the schedule and returns it. The geometry
+    // is computed (and may throw) before anything changes.
+    Slice& grow() {
+        const BloomGeometry next =
+            next_geometry(slices_.back().filter.geometry(), static_cast<uint32_t>(slices_.size()));
+        slices_.push_back(Slice{BloomFilter(next), 0});
+        return slices_.back();
+    }
+
+    // The geometry of slice `index`, following a slice of geometry `last`.
+    BloomGeometry next_geometry(const BloomGeometry& last, uint32_t index) const {
+        try {
+            return bloom_geometry_at_most(params_.next_capacity(last.capacity),
+                                          params_.next_error_rate(last.error_rate), params_.seed);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument("the filter cannot grow to slice " + std::to_string(index) + ": " + e.what() +
+                                        " (a tightening closer to 1 or a larger growth lets the chain reach more "
+                                        "keys)");
+        }
+    }
+
+    // Throws, changing nothing, when `new_keys` more distinct keys would need
+    // a slice that cannot be built (more than 64 hashes or 2**63 keys).
+    void check_room_for(uint64_t new_keys) const {
+        const Slice& newest = slices_.back();
+        BloomGeometry g = newest.filter.geometry();
+        uint64_t room = g.capacity - newest.count;
+        uint32_t index = static_cast<uint32_t>(slices_.size());
+        while (room < new_keys) {
+            g = next_geometry(g, index++);
+            room += g.capacity;  // < 2**64: room < new_keys and capacity < 2**63
+        }
+    }
+};
+
+}  // namespace bloomkit

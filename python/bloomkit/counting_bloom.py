@@ -1,0 +1,146 @@
+"""The counting Bloom filter: a Bloom filter that can also remove keys."""
+
+from __future__ import annotations
+
+from . import _core, calc
+from ._base import FilterBase, register
+from ._removal import RemovalMixin
+from .bloom import BloomFilter, estimate_cardinality
+
+__all__ = ["CountingBloomFilter"]
+
+COUNTER_WIDTHS = (4, 8, 16)
+
+
+def check_counter_bits(counter_bits) -> int:
+    """Return ``counter_bits`` as an int in :data:`COUNTER_WIDTHS`."""
+    if isinstance(counter_bits, bool) or not hasattr(counter_bits, "__index__"):
+        raise TypeError(f"counter_bits must be an int (4, 8 or 16), got {type(counter_bits).__name__}")
+    counter_bits = int(counter_bits.__index__())
+    if counter_bits not in COUNTER_WIDTHS:
+        raise ValueError(f"counter_bits must be 4, 8 or 16, got {counter_bits}")
+    return counter_bits
+
+
+@register(2)
+class CountingBloomFilter(RemovalMixin, FilterBase, _core.CountingBloomCore):
+    """A Bloom filter of small counters instead of bits, so keys can be removed.
+
+    Parameters
+    ----------
+    capacity : int
+        Number of distinct keys the filter is sized for (> 0). Integral
+        floats such as ``1e6`` are accepted.
+    error_rate : float, default 0.01
+        Target false-positive rate at ``capacity`` keys, in (0, 1).
+    seed : int, keyword-only, default 0
+        MurmurHash3 seed in [0, 2**32).
+    counter_bits : {4, 8, 16}, keyword-only, default 4
+        Width of each counter. A counter stops at ``2**counter_bits - 1``
+        (it *saturates*) and is never decremented again.
+
+    Notes
+    -----
+    The geometry (``num_bits`` counters, ``num_hashes`` positions per key)
+    is exactly that of ``BloomFilter(capacity, error_rate, seed=seed)`` and
+    so are the positions, so :meth:`to_bloom` gives that filter bit for bit.
+    Memory is ``counter_bits`` times a BloomFilter's: at ``error_rate=0.01``
+    about 9.6 counters per key, i.e. 4.8 bytes per key with 4-bit counters
+    (``-ln p / (ln 2)**2 * counter_bits / 8`` bytes per key in general).
+
+    Adding a key twice counts it twice (a multiset): it then takes two
+    removals. ``remove_many`` removes keys in order, all or nothing: if a
+    key is definitely absent at its turn, ``KeyError`` names its index and
+    the filter is left exactly as it was. Removing a key that was never
+    added is the one thing that can cause false negatives for other keys;
+    :meth:`remove` refuses keys that are *definitely* absent, but a false
+    positive can still be removed.
+    Saturated counters keep the filter safe against every other sequence:
+    as long as only added keys are removed, no added key is ever lost.
+
+    Examples
+    --------
+    >>> f = CountingBloomFilter(1000, 0.01)
+    >>> f.add("user-42")
+    False
+    >>> f.remove("user-42")
+    >>> "user-42" in f
+    False
+    """
+
+    _core_class = _core.CountingBloomCore
+
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4):
+        params = calc.bloom_params(capacity, error_rate)
+        _core.CountingBloomCore.__init__(
+            self,
+            params.num_bits,
+            params.num_hashes,
+            calc.check_seed(seed),
+            int(capacity),
+            float(error_rate),
+            check_counter_bits(counter_bits),
+        )
+
+    # -- estimates -------------------------------------------------------
+    @property
+    def fill_ratio(self) -> float:
+        """Fraction of counters that are non-zero."""
+        return self._nonzero_counters / self.num_bits
+
+    def estimated_fpr(self) -> float:
+        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
+        return self.fill_ratio**self.num_hashes
+
+    def __len__(self) -> int:
+        """Estimated number of distinct keys held (Swamidass & Baldi, from the non-zero counters)."""
+        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._nonzero_counters))
+
+    # -- conversion and set algebra -------------------------------------
+    def to_bloom(self) -> BloomFilter:
+        """The plain :class:`BloomFilter` of the same geometry: bit i set iff counter i is non-zero.
+
+        It equals (``==`` and byte for byte) the BloomFilter built from the
+        same keys with the same capacity, error_rate and seed, at an eighth,
+        quarter or sixteenth of the memory.
+        """
+        result = BloomFilter.__new__(BloomFilter)
+        _core.BloomCore.__init__(result, self._to_bloom_core())
+        return result
+
+    def union(self, *others) -> "CountingBloomFilter":
+        """A new filter holding the keys of this and every other filter, with multiplicities.
+
+        Counters are added and clamp at their maximum (saturate). All filters
+        must share ``num_bits``, ``num_hashes``, ``seed`` and ``counter_bits``,
+        else ``ValueError``.
+        """
+        result = self.copy()
+        for other in others:
+            result |= other
+        return result
+
+    def __ior__(self, other):
+        if not isinstance(other, CountingBloomFilter):
+            raise TypeError(f"union needs another CountingBloomFilter, got {type(other).__name__}")
+        self._union_update(other)
+        return self
+
+    def __or__(self, other):
+        if not isinstance(other, CountingBloomFilter):
+            return NotImplemented
+        return self.union(other)
+
+    def _summary(self) -> dict:
+        return {
+            "capacity": self.capacity,
+            "error_rate": self.error_rate,
+            "num_bits": self.num_bits,
+            "num_hashes": self.num_hashes,
+            "counter_bits": self.counter_bits,
+            "nbytes": self.nbytes,
+            "seed": self.seed,
+            "fill_ratio": self.fill_ratio,
+            "estimated_count": len(self),
+            "estimated_fpr": self.estimated_fpr(),
+        }
