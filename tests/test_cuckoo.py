@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import bloomkit
 from bloomkit import CuckooFilter, CuckooParams, FilterFullError, calc, cuckoo_params
-from support import disjoint_random_u64, fpr_upper_bound, fuzz_corruptions, random_strings
+from support import disjoint_random_u64, fpr_upper_bound, fuzz_corruptions, make_frame, random_strings, split_frame
 
 PARAMS_AT = 24  # the frame header is 24 bytes (docs/FORMAT.md)
 PAYLOAD_AT = PARAMS_AT + 32  # CuckooFilter params are 32 bytes
@@ -693,9 +693,14 @@ def test_repr_and_html():
 
 
 def reframe(data: bytes) -> bytes:
-    """Recompute the checksum so that edits reach the field validation."""
-    body = data[:-8]
-    return body + struct.pack("<Q", bloomkit.hash128(body, 0x424B4631) & (2**64 - 1))
+    """The frame rebuilt with a valid checksum, so that edits reach the field validation."""
+    return make_frame(*split_frame(data))
+
+
+def shorten_payload(data: bytes) -> bytes:
+    """The frame with its last payload byte dropped, lengths and checksum kept consistent."""
+    type_tag, params, payload = split_frame(data)
+    return make_frame(type_tag, params, payload[:-1])
 
 
 def patch(data: bytes, offset: int, fmt: str, value) -> bytes:
@@ -840,7 +845,7 @@ def full_frame():
         (lambda d: patch(d, PAYLOAD_AT + 16, "<I", 5), "an unused victim slot must hold fingerprint 0 and bucket 0"),
         (lambda d: patch(d, PAYLOAD_AT + 20, "<B", 2), "victim flag must be 0 or 1, got 2"),
         (lambda d: patch(d, PAYLOAD_AT + 21, "<B", 1), "stage reserved bytes must be zero"),
-        (lambda d: reframe(d[:-9] + d[-8:]), r"frame lengths \(params 32, payload \d+\) do not match"),
+        (lambda d: shorten_payload(d), r"payload is \d+ bytes but the parameters need"),
         (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "checksum mismatch"),
     ],
 )
