@@ -117,3 +117,24 @@ def test_a_filter_beyond_two_to_the_32_bits():
     assert total == f._set_bits
     assert total >= 3 * 5000 - 5  # collisions among 15k of 8.6e9 positions are very rare
     assert 0.45 < upper / total < 0.55
+
+
+@pytest.mark.parametrize("seed", [8, 5])
+def test_fpr_when_the_seed_equals_the_key_length(seed):
+    # MurmurHash3's halves are linearly related (h2 = 1.5 h1) for keys of at
+    # most 8 bytes hashed with seed == length; the index derivation must not
+    # let that correlate the probe positions (hash.hpp, IndexSequence).
+    p = 0.01
+    if seed == 8:
+        members, absent = disjoint_random_u64(200_000, PROBES, seed=51)  # int keys: 8 bytes
+    else:
+        rng = np.random.default_rng(52)
+        codes = np.unique(rng.integers(0, 36**5, size=450_000))
+        rng.shuffle(codes)
+        alphabet = np.array(list("0123456789abcdefghijklmnopqrstuvwxyz"))
+        digits = np.stack([(codes // 36**i) % 36 for i in range(5)], axis=1)
+        words = ["".join(row) for row in alphabet[digits]]  # 5-byte keys
+        members, absent = words[:200_000], words[200_000 : 200_000 + PROBES]
+    f = BloomFilter(200_000, p, seed=seed)
+    f.update(members)
+    assert measured_fpr(f, absent) <= fpr_upper_bound(p, PROBES)

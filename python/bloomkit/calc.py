@@ -11,7 +11,7 @@ Broder & Mitzenmacher, "Network Applications of Bloom Filters", 2004):
 
 Because ``k`` must be an integer the rate these parameters predict at full
 capacity can differ from the request in the third significant digit (n=100,
-p=0.05 gives m=624, k=4 and a predicted 0.0501); the ``error_rate`` field of
+p=0.05 gives m=624, k=4 and a predicted 0.0502); the ``error_rate`` field of
 :class:`BloomParams` is that honest prediction, not the request echoed back.
 
 The cuckoo filter formulas follow Fan et al., "Cuckoo Filter: Practically
@@ -115,7 +115,7 @@ def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float
     Examples
     --------
     >>> round(false_positive_rate(624, 100, 4), 4)
-    0.0501
+    0.0502
     """
     if num_bits <= 0:
         raise ValueError(f"num_bits must be positive, got {num_bits}")
