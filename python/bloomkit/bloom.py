@@ -23,8 +23,29 @@ def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: int) -> float
     return -(num_bits / num_hashes) * math.log1p(-set_bits / num_bits)
 
 
+class FillEstimates:
+    """``fill_ratio``, ``estimated_fpr()`` and ``len()`` of a filter of ``num_bits``
+    cells probed at ``num_hashes`` positions per key, of which ``_occupied`` are
+    in use (set bits, or non-zero counters)."""
+
+    __slots__ = ()
+
+    @property
+    def fill_ratio(self) -> float:
+        """Fraction of cells in use (bits set, or counters above zero)."""
+        return self._occupied / self.num_bits
+
+    def estimated_fpr(self) -> float:
+        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
+        return self.fill_ratio**self.num_hashes
+
+    def __len__(self) -> int:
+        """Estimated number of distinct keys inserted (Swamidass & Baldi)."""
+        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._occupied))
+
+
 @register(1)
-class BloomFilter(FilterBase, _core.BloomCore):
+class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
     """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
 
     Parameters
@@ -81,19 +102,8 @@ class BloomFilter(FilterBase, _core.BloomCore):
         _core.BloomCore.__init__(instance, num_bits, num_hashes, calc.check_seed(seed), capacity, error_rate)
         return instance
 
-    # -- estimates -------------------------------------------------------
-    @property
-    def fill_ratio(self) -> float:
-        """Fraction of bits set."""
-        return self._set_bits / self.num_bits
-
-    def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
-        return self.fill_ratio**self.num_hashes
-
-    def __len__(self) -> int:
-        """Estimated number of distinct keys inserted (Swamidass & Baldi)."""
-        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._set_bits))
+    # Cells in use, for FillEstimates.
+    _occupied = _core.BloomCore._set_bits
 
     # -- set algebra -----------------------------------------------------
     def _check_other(self, other, operation):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import _core, calc
 from ._base import FilterBase, register
 from ._removal import RemovalMixin
-from .bloom import BloomFilter, estimate_cardinality
+from .bloom import BloomFilter, FillEstimates
 
 __all__ = ["CountingBloomFilter"]
 
@@ -23,7 +23,7 @@ def check_counter_bits(counter_bits) -> int:
 
 
 @register(2)
-class CountingBloomFilter(RemovalMixin, FilterBase, _core.CountingBloomCore):
+class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.CountingBloomCore):
     """A Bloom filter of small counters instead of bits, so keys can be removed.
 
     Parameters
@@ -82,19 +82,8 @@ class CountingBloomFilter(RemovalMixin, FilterBase, _core.CountingBloomCore):
             check_counter_bits(counter_bits),
         )
 
-    # -- estimates -------------------------------------------------------
-    @property
-    def fill_ratio(self) -> float:
-        """Fraction of counters that are non-zero."""
-        return self._nonzero_counters / self.num_bits
-
-    def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
-        return self.fill_ratio**self.num_hashes
-
-    def __len__(self) -> int:
-        """Estimated number of distinct keys held (Swamidass & Baldi, from the non-zero counters)."""
-        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._nonzero_counters))
+    # Cells in use, for FillEstimates: a counter above zero is a set bit.
+    _occupied = _core.CountingBloomCore._nonzero_counters
 
     # -- conversion and set algebra -------------------------------------
     def to_bloom(self) -> BloomFilter:
