@@ -130,12 +130,17 @@ class Utf32Keys {
         const size_t len = length(i);
         uint8_t* out = scratch_.data();
         size_t c = 0;
-        // Four ASCII code points at a time: the common case for URLs and ids.
+        // Four ASCII code points at a time (the common case for URLs and
+        // ids): two 64-bit loads hold four little-endian UTF-32 units; when
+        // none has a bit above 0x7F, their low bytes are the UTF-8.
         for (; c + 4 <= len; c += 4) {
-            uint32_t quad[4];
-            std::memcpy(quad, item(i) + c * 4, sizeof quad);
-            if (((quad[0] | quad[1] | quad[2] | quad[3]) & ~0x7Fu) != 0) break;
-            for (int j = 0; j < 4; ++j) out[j] = static_cast<uint8_t>(quad[j]);
+            uint64_t pair[2];
+            std::memcpy(pair, item(i) + c * 4, sizeof pair);
+            if (((pair[0] | pair[1]) & 0xFFFFFF80FFFFFF80ULL) != 0) break;
+            out[0] = static_cast<uint8_t>(pair[0]);
+            out[1] = static_cast<uint8_t>(pair[0] >> 32);
+            out[2] = static_cast<uint8_t>(pair[1]);
+            out[3] = static_cast<uint8_t>(pair[1] >> 32);
             out += 4;
         }
         for (; c < len; ++c) {
