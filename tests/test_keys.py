@@ -83,7 +83,7 @@ def test_numpy_string_arrays_match_scalar_keys():
     f.update(np.array(blobs))
     assert f == f_ref
     assert f.contains_many(np.array(strings)).all()
-    assert f.contains_many(np.array(blobs, dtype="S40")).all()
+    assert f.contains_many(np.array(blobs, dtype="S80")).all()
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
