@@ -1,0 +1,20 @@
+"""Suite-wide policy: in CI nothing may be skipped.
+
+Tests skip when an optional component (pyarrow, pandas, matplotlib, the
+Jupyter kernel) is missing on a developer's machine. CI sets
+BLOOMKIT_REQUIRE_INTEGRATION=1, and then a skip is reported as a failure, so a
+missing install step cannot hide behind a green run.
+"""
+
+import pytest
+
+from support import REQUIRE_INTEGRATION
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_INTEGRATION and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped, but BLOOMKIT_REQUIRE_INTEGRATION=1 forbids skipping: {report.longrepr}"
