@@ -22,7 +22,6 @@ void bind_bloom(py::module_& m) {
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
     cls.def_property_readonly("_set_bits", [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
-    cls.def("_compatible", [](G& self, G& other) { return self.core.geometry().compatible(other.core.geometry()); });
     cls.def("_union_update", [](G& self, G& other) {
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });

@@ -34,7 +34,6 @@ void bind_counting_bloom(py::module_& m) {
                               "Bits per counter (4, 8 or 16); counters saturate at 2**counter_bits - 1.");
     cls.def_property_readonly("_nonzero_counters",
                               [](G& self) { return self.guard.read([&] { return self.core.nonzero_counters(); }); });
-    cls.def("_compatible", [](G& self, G& other) { return self.core.compatible(other.core); });
     cls.def("_union_update", [](G& self, G& other) {
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });

@@ -31,7 +31,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
         Keys the filter must hold (> 0); integral floats such as ``1e6``
         are accepted. The table is sized with
         :func:`bloomkit.calc.cuckoo_params` to hold them at a load factor
-        the eviction walk reliably reaches (0.9 for ``bucket_size=4``).
+        the eviction walk reliably reaches (0.93 for ``bucket_size=4``).
     error_rate : float, optional
         False-positive bound in (0, 1); sets the fingerprint width
         ``f = ceil(log2(2 * bucket_size / error_rate))``. Default 0.01 when
@@ -40,7 +40,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
         Explicit fingerprint width in [4, 32] (bit-packed: 12 bits cost 12
         bits). With ``error_rate`` too, it must meet that rate.
     bucket_size : int, keyword-only, default 4
-        Slots per bucket, in [1, 8]. 4 reaches ~95 % load.
+        Slots per bucket, in [2, 8]. 4 reaches ~95 % load.
     seed : int, keyword-only, default 0
         MurmurHash3 seed in [0, 2**32); also seeds the eviction walk, so
         the same operations always give the same filter.

@@ -73,9 +73,6 @@ struct BloomGeometry {
 
 class BloomFilter {
   public:
-    // Kept as a member for code that names it here; the value lives in prefetch.hpp.
-    static constexpr size_t kPrefetchDistance = bloomkit::kPrefetchDistance;
-
     explicit BloomFilter(const BloomGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         bits_ = BitArray(geometry_.num_bits);
@@ -127,7 +124,7 @@ class BloomFilter {
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, [&](size_t j) {
+            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
                 const bool present = add(digests[j]);
                 if (was_present) was_present[first + j] = present;
             });
@@ -137,15 +134,9 @@ class BloomFilter {
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, [&](size_t j) { present[first + j] = contains(digests[j]); });
+            for_each_prefetched(digests, count, prefetcher(),
+                                [&](size_t j) { present[first + j] = contains(digests[j]); });
         });
-    }
-
-    // Calls visit(j) for j in [0, count) in order, prefetching the positions
-    // of digest j + kPrefetchDistance first (prefetch.hpp).
-    template <class Visit>
-    void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
-        bloomkit::for_each_prefetched(digests, count, [this](Hash128 h) { prefetch(h); }, visit);
     }
 
     void clear() {
@@ -225,6 +216,10 @@ class BloomFilter {
     }
 
   private:
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     BloomGeometry geometry_;
     BitArray bits_;
     uint64_t set_bits_ = 0;

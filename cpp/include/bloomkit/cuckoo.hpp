@@ -216,7 +216,7 @@ class CuckooFilter {
                 });
                 return;
             }
-            for_each_prefetched(digests, count, [&](size_t j) {
+            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
                 bool present = false;
                 const Outcome outcome = insert(digests[j], present);
                 if (outcome != Outcome::Stored) throw error(outcome, first + j);
@@ -234,7 +234,8 @@ class CuckooFilter {
                                [&](size_t j, const CuckooTable::Probe& p) { present[first + j] = t.contains(p); });
                 return;
             }
-            for_each_prefetched(digests, count, [&](size_t j) { present[first + j] = contains(digests[j]); });
+            for_each_prefetched(digests, count, prefetcher(),
+                                [&](size_t j) { present[first + j] = contains(digests[j]); });
         });
     }
 
@@ -265,7 +266,7 @@ class CuckooFilter {
                 });
                 return;
             }
-            for_each_prefetched(digests, count, [&](size_t j) {
+            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
                 if (missing != keys.size()) return;
                 for (size_t s = stages_.size(); s-- > 0;)  // newest first, see remove()
                     if (take(s, stages_[s].probe(digests[j]))) return;
@@ -294,10 +295,9 @@ class CuckooFilter {
             [&](size_t j) { visit(j, probes[j]); });
     }
 
-    // The same for any number of stages, probing every stage as it goes.
-    template <class Visit>
-    void for_each_prefetched(const Hash128* digests, size_t count, Visit&& visit) const {
-        bloomkit::for_each_prefetched(digests, count, [this](Hash128 h) { prefetch(h); }, visit);
+    // The prefetch for any number of stages (every stage's two buckets).
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
     }
 
     // Empties the filter and drops every grown stage.
