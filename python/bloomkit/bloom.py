@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from . import _core, calc
+from . import _batch, _core, calc
 from ._base import FilterBase, register
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
@@ -101,6 +101,18 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         instance = cls.__new__(cls)
         _core.BloomCore.__init__(instance, num_bits, num_hashes, calc.check_seed(seed), capacity, error_rate)
         return instance
+
+    def _positions_many(self, keys) -> "np.ndarray":
+        """The bit indices each key sets: a ``(len(keys), num_hashes)`` uint64 array.
+
+        Bit ``i`` is bit ``i % 64`` of little-endian word ``i // 64`` of the
+        payload (docs/FORMAT.md). For stores that keep the bits elsewhere
+        (bloomkit.redis); the keys are validated like ``add_many``'s.
+        """
+        import numpy as np
+
+        parts = [self._positions_core(batch) for batch in _batch.key_batches(keys)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     # Cells in use, for FillEstimates.
     _occupied = _core.BloomCore._set_bits
