@@ -32,6 +32,26 @@ void bind_bloom(py::module_& m) {
         batch.visit([&](const auto& source) { self.core.positions_many(source, out); });
         return result;
     });
+    // The payload bytes of docs/FORMAT.md alone, and their replacement, for
+    // stores that keep the bits outside the process (bloomkit.redis). The
+    // replacement is validated like a loaded payload before anything changes.
+    cls.def("_payload", [](G& self) {
+        std::vector<uint8_t> out;
+        self.guard.released_read([&] {
+            bloomkit::ByteWriter w(out);
+            self.core.write_payload(w);
+        });
+        return to_py_bytes(out);
+    });
+    cls.def("_assign_payload", [](G& self, py::handle payload) {
+        ByteBuffer buffer(payload);
+        self.guard.released_write([&] {
+            bloomkit::ByteReader r(buffer.data(), buffer.size());
+            BloomFilter replacement = BloomFilter::read_payload(self.core.geometry(), r);
+            r.expect_end("payload");
+            self.core = std::move(replacement);
+        });
+    });
     cls.def("_union_update", [](G& self, G& other) {
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });
