@@ -248,13 +248,14 @@ def test_load_detects_corruption_and_missing_data(client):
 def test_packed_bitfield_commands_equal_redis_py_encoding():
     from redis.connection import Connection
 
-    from bloomkit.redis import _GET_BIT, _SET_BIT
-
-    offsets = np.array([0, 1, 7, 9, 10, 99, 100, 123456789, 999_999_999, 1_000_000_000, 2**31, 2**32 - 1], dtype=np.uint64)
+    bits = np.array([0, 1, 7, 9, 10, 99, 100, 123456789, 999_999_999, 1_000_000_000, 2**31, 2**32 - 1], dtype=np.uint64)
+    base = 5 * 2**32
     reference = Connection()
-    for op, command, words in [(_SET_BIT, b"BITFIELD", [b"SET", b"u1", None, b"1"]), (_GET_BIT, b"BITFIELD_RO", [b"GET", b"u1", None])]:
-        args = [command, b"k:bits:3"]
-        for offset in offsets.tolist():
-            args += [offset if word is None else word for word in words]
-        assert op.pack(command, b"k:bits:3", offsets) == b"".join(reference.pack_command(*args))
-
+    for command, op, value in [(b"BITFIELD", b"SET", b"1"), (b"BITFIELD_RO", b"GET", b"")]:
+        args = [command, b"k:bits:5"]
+        for bit in bits.tolist():
+            args += [op, b"u1", bit ^ 7] + ([value] if value else [])  # Redis numbers bits MSB first
+        packed = bloomkit._core.redis_bitfield(command, b"k:bits:5", op, value, bits + np.uint64(base), base)
+        assert packed == b"".join(reference.pack_command(*args))
+    with pytest.raises(IndexError, match="outside the shard starting at bit 4294967296"):
+        bloomkit._core.redis_bitfield(b"BITFIELD", b"k", b"SET", b"1", np.array([5], dtype=np.uint64), 2**32)

@@ -27,7 +27,7 @@ import json
 
 import numpy as np
 
-from . import _base, calc
+from . import _base, _core, calc
 from ._core import hash128
 from .bloom import BloomFilter, estimate_cardinality
 
@@ -48,61 +48,10 @@ _META_KIND = "bloomkit.RedisBloomFilter"
 _META_VERSION = 1
 
 
-def _redis_offsets(local_bits: np.ndarray) -> np.ndarray:
-    """Redis bit offsets of bloomkit bit indices within one shard.
-
-    bloomkit bit ``i`` is bit ``i % 8`` (LSB first) of byte ``i // 8``;
-    Redis numbers the bits of a byte from the most significant one
-    (``SETBIT`` docs: offset 0 is the MSB of byte 0). Same byte, mirrored
-    bit: ``8 * (i // 8) + 7 - i % 8 == i ^ 7``. With that mapping a shard's
-    Redis string is byte-for-byte the filter's payload.
-    """
-    return local_bits ^ np.uint64(7)
-
-
-class _BitOp:
-    """One BITFIELD sub-operation on a 1-bit field, packed for many offsets at once.
-
-    redis-py encodes a command argument by argument in Python (about a
-    microsecond each, and a batch has k of them per key), so the RESP
-    encoding of ``BITFIELD KEY <head> OFFSET <tail> ...`` is built here
-    with NumPy instead: every sub-operation is one row of a byte matrix
-    whose unused cells are masked out, and ``matrix[mask]`` (row-major)
-    is the command's bytes in order.
-    """
-
-    _POWERS = 10 ** np.arange(9, -1, -1, dtype=np.uint64)  # offsets are < 2**32: at most 10 digits
-
-    def __init__(self, words: tuple, tail: tuple = ()):
-        self.head = b"".join(b"$%d\r\n%b\r\n" % (len(w), w) for w in words) + b"$"
-        self.tail = b"\r\n" + b"".join(b"$%d\r\n%b\r\n" % (len(w), w) for w in tail)
-        self.fields = len(words) + 1 + len(tail)
-
-    def pack(self, command: bytes, key: bytes, offsets: np.ndarray) -> bytes:
-        count = len(offsets)
-        h, t = len(self.head), len(self.tail)
-        width = h + 2 + 2 + 10 + t
-        digits = (offsets[:, None] // self._POWERS) % np.uint64(10)
-        num_digits = np.maximum(np.searchsorted(self._POWERS[::-1], offsets, side="right"), 1)
-        rows = np.empty((count, width), dtype=np.uint8)
-        keep = np.ones((count, width), dtype=bool)
-        rows[:, :h] = np.frombuffer(self.head, dtype=np.uint8)
-        # "$<digits>\r\n": the length is 1..9 (one character) or 10.
-        ten = num_digits == 10
-        rows[:, h] = np.where(ten, ord("1"), ord("0") + num_digits)
-        rows[:, h + 1] = ord("0")
-        keep[:, h + 1] = ten
-        rows[:, h + 2 : h + 4] = np.frombuffer(b"\r\n", dtype=np.uint8)
-        rows[:, h + 4 : h + 14] = digits + np.uint64(ord("0"))
-        keep[:, h + 4 : h + 14] = np.arange(10) >= (10 - num_digits)[:, None]
-        rows[:, h + 14 :] = np.frombuffer(self.tail, dtype=np.uint8)
-        header = b"*%d\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n" % (
-            2 + self.fields * count, len(command), command, len(key), key)
-        return header + rows[keep].tobytes()
-
-
-_SET_BIT = _BitOp((b"SET", b"u1"), (b"1",))
-_GET_BIT = _BitOp((b"GET", b"u1"))
+# BITFIELD sub-operations: (command, op, value); see cpp/include/bloomkit/redis_bitfield.hpp,
+# which also maps bloomkit bit numbering (LSB first) to Redis' (MSB first in each byte).
+_SET_BIT = (b"BITFIELD", b"SET", b"1")
+_GET_BIT = (b"BITFIELD_RO", b"GET", b"")
 
 
 def _round_trip(client, packed: list) -> list:
@@ -282,7 +231,7 @@ class RedisBloomFilter:
         return [(start, min(start + step, payload_bytes)) for start in range(0, payload_bytes, step)]
 
     # -- bit operations --------------------------------------------------
-    def _bitfield(self, command: bytes, op: "_BitOp", keys):
+    def _bitfield(self, operation: tuple, keys):
         """Run ``op`` on every position of ``keys``; return the replies as a (n, k) uint8 array.
 
         The positions are validated and computed locally first (nothing is
@@ -297,11 +246,13 @@ class RedisBloomFilter:
             return replies.reshape(positions.shape)
         packed, plan = [], []  # plan: (indices into flat or None for all, first, count) per command
         for shard, where in self._group_by_shard(flat):
-            offsets = flat if where is None else flat[where] - np.uint64(shard * self.shard_bits)
-            offsets = _redis_offsets(offsets)
-            for first in range(0, len(offsets), _OPS_PER_COMMAND):
-                part = offsets[first : first + _OPS_PER_COMMAND]
-                packed.append(op.pack(command, self._shard_key(shard).encode(), part))
+            bits = flat if where is None else flat[where]
+            command, op, value = operation
+            for first in range(0, len(bits), _OPS_PER_COMMAND):
+                part = bits[first : first + _OPS_PER_COMMAND]
+                packed.append(
+                    _core.redis_bitfield(command, self._shard_key(shard).encode(), op, value, part, shard * self.shard_bits)
+                )
                 plan.append((where, first, len(part)))
         for (where, first, count), reply in zip(plan, _round_trip(self._client, packed)):
             if where is None:
@@ -326,15 +277,15 @@ class RedisBloomFilter:
         ``[False, True]``); one round trip for the whole batch. A bad key
         raises before anything is sent.
         """
-        return self._bitfield(b"BITFIELD", _SET_BIT, keys).all(axis=1)
+        return self._bitfield(_SET_BIT, keys).all(axis=1)
 
     def update(self, keys) -> None:
         """Insert every key (``add_many`` without the answers)."""
-        self._bitfield(b"BITFIELD", _SET_BIT, keys)
+        self._bitfield(_SET_BIT, keys)
 
     def contains_many(self, keys) -> np.ndarray:
         """Per key, whether it is (probably) in the filter; one ``BITFIELD_RO`` per shard."""
-        return self._bitfield(b"BITFIELD_RO", _GET_BIT, keys).all(axis=1)
+        return self._bitfield(_GET_BIT, keys).all(axis=1)
 
     def add(self, key) -> bool:
         """Insert one key; True if it was (probably) present before."""
