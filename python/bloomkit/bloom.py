@@ -76,7 +76,25 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
 
     _core_class = _core.BloomCore
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0):
+    def __new__(cls, *args, hashing="bloomkit", **kwargs):
+        # hashing="spark": Spark's hashing and layout, a separate class
+        # (bloomkit.spark_sketch.SparkBloomFilter) since every position differs.
+        if hashing == "spark":
+            from .spark_sketch import SparkBloomFilter
+
+            return SparkBloomFilter(*args, **kwargs)
+        if hashing != "bloomkit":
+            raise ValueError(f"hashing must be 'bloomkit' or 'spark', got {hashing!r}")
+        return super().__new__(cls)
+
+    @staticmethod
+    def from_spark_bytes(data):
+        """Read what Spark's ``BloomFilter.writeTo`` wrote: a :class:`~bloomkit.spark_sketch.SparkBloomFilter`."""
+        from .spark_sketch import SparkBloomFilter
+
+        return SparkBloomFilter.from_spark_bytes(data)
+
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, hashing="bloomkit"):
         params = calc.bloom_params(capacity, error_rate)
         _core.BloomCore.__init__(
             self, params.num_bits, params.num_hashes, calc.check_seed(seed), int(capacity), float(error_rate)
