@@ -19,6 +19,7 @@ Spark's own sketch (``df.stat.bloomFilter``) is readable and writable with
 from __future__ import annotations
 
 import math
+import uuid
 
 from .bloom import BloomFilter
 from .spark_sketch import SparkBloomFilter
@@ -84,14 +85,13 @@ def _union_frames(a: bytes, b: bytes) -> bytes:
 
 
 # -- might_contain --------------------------------------------------------
-# broadcast id -> filter, per Python worker process.
+# broadcast token (one per might_contain call) -> filter, per Python worker process.
 _FILTERS: dict = {}
 # broadcast id -> how many times this process deserialised it (tests read it).
 _LOADS: dict = {}
 
 
-def _filter_for(broadcast):
-    bid = broadcast.id
+def _filter_for(bid: str, broadcast):
     cached = _FILTERS.get(bid)
     if cached is None:
         kind, data = broadcast.value
@@ -120,6 +120,7 @@ def might_contain(filter, column):
     else:
         raise TypeError(f"might_contain needs a bloomkit BloomFilter or SparkBloomFilter, got {type(filter).__name__}")
     broadcast = SparkContext.getOrCreate().broadcast(payload)
+    bid = uuid.uuid4().hex  # names this broadcast in the workers' caches
 
     def contains(keys):
         present = keys.notna().to_numpy()
@@ -128,7 +129,7 @@ def might_contain(filter, column):
             values = keys[present]
             if values.dtype.kind == "f":  # an integer column with nulls arrives as float64
                 values = values.astype("int64")
-            result[present] = _filter_for(broadcast).contains_many(values)
+            result[present] = _filter_for(bid, broadcast).contains_many(values)
         return result
 
     # Real annotations (this module's are strings): Spark reads them to pick the UDF kind.
