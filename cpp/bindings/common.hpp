@@ -78,8 +78,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             py::arg("other"));
     cls.def(py::init([](py::handle frame) {
                 ByteBuffer buffer(frame);
-                py::gil_scoped_release release;
-                return new G(Core::deserialize(buffer.data(), buffer.size()));
+                return AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); });
             }),
             py::arg("frame"));
 
@@ -128,7 +127,8 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
     });
     cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); }, "Hash seed (0 <= seed < 2**32).");
-    cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); },
+    // Read under the guard: a grown scalable or cuckoo filter changes size.
+    cls.def_property_readonly("nbytes", [](G& self) { return self.guard.read([&] { return self.core.nbytes(); }); },
                               "Bytes of filter storage (bits or counters), excluding object overhead.");
 }
 

@@ -9,6 +9,8 @@ every input kind, copying, pickling, saving, equality and display.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _batch, _core, _display, _io
@@ -43,12 +45,36 @@ def load(path_or_bytes):
     return cls.from_bytes(data)
 
 
+def _once(init):
+    """Wrap a filter's ``__init__`` so that calling it on a live filter raises.
+
+    pybind11 ignores a second ``__init__`` of an object whose C++ core
+    exists, so ``f.__init__(10)`` would silently keep the old filter.
+    """
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if _core._initialised(self):
+            raise TypeError(
+                f"{type(self).__name__} is already initialised: __init__ cannot be called twice "
+                "(create a new filter instead)"
+            )
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
 class FilterBase:
     """Mixin with the common API of DESIGN.md; see the concrete classes."""
 
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
     _type_tag = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _once(cls.__dict__["__init__"])
 
     # -- batches ---------------------------------------------------------
     def add_many(self, keys) -> np.ndarray:
@@ -100,8 +126,13 @@ class FilterBase:
         return (type(self).from_bytes, (self.to_bytes(),))
 
     def save(self, path) -> None:
-        """Write the filter to ``path`` atomically (temporary file, fsync, rename)."""
-        _io.atomic_write(path, self.to_bytes())
+        """Write the filter to ``path`` atomically (temporary file, fsync, rename).
+
+        An existing file keeps its mode (and owner, where allowed); a symlink
+        is followed and its target replaced; directories, devices, FIFOs and
+        sockets are refused (``IsADirectoryError`` / ``ValueError``).
+        """
+        _io.atomic_write(path, lambda handle: handle.write(self.to_bytes()))
 
     @classmethod
     def load(cls, path):

@@ -25,6 +25,12 @@ namespace bloomkit {
 
 class CountingBloomFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     CountingBloomFilter(const BloomGeometry& geometry, uint32_t counter_bits) : geometry_(geometry) {
         geometry_.validate();
         counters_ = CounterArray(geometry_.num_bits, counter_bits);
@@ -213,9 +219,6 @@ class CountingBloomFilter {
     }
 
   private:
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     std::string describe() const {
         return std::to_string(geometry_.num_bits) + ", " + std::to_string(geometry_.num_hashes) + ", " +

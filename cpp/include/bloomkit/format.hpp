@@ -186,12 +186,8 @@ struct Frame {
     size_t payload_length;
 };
 
-// Reads just the type tag after checking magic and version; used to dispatch
-// bloomkit.load() before the full validation done by parse_frame().
-inline FilterType peek_type(const uint8_t* data, size_t len) {
-    if (len < kHeaderSize + kChecksumSize)
-        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
-                          std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+namespace detail {
+inline void check_magic_version_tag(const uint8_t* data) {
     if (std::memcmp(data, kMagic, sizeof kMagic) != 0)
         throw FormatError("not a bloomkit filter: bad magic bytes");
     ByteReader r(data + 8, 4);
@@ -201,7 +197,38 @@ inline FilterType peek_type(const uint8_t* data, size_t len) {
                           std::to_string(kFormatVersion) + ")");
     const uint16_t tag = r.u16("type tag");
     if (tag < 1 || tag > 4) throw FormatError("unknown filter type tag " + std::to_string(tag));
-    return static_cast<FilterType>(tag);
+}
+}  // namespace detail
+
+// Reads just the type tag after checking magic and version; used to dispatch
+// bloomkit.load() before the full validation done by parse_frame().
+inline FilterType peek_type(const uint8_t* data, size_t len) {
+    if (len < kHeaderSize + kChecksumSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+                          std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+    detail::check_magic_version_tag(data);
+    return static_cast<FilterType>(detail::load_le64(data + 8) >> 16 & 0xffff);
+}
+
+// The whole frame length (header + params + payload + checksum) that a
+// 24-byte header declares, after checking magic, version, type tag and the
+// params limit, and that the sum fits in 64 bits. Lets a file reader
+// validate the first 24 bytes before reading (or allocating for) the rest.
+inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
+    if (len < kHeaderSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+                          std::to_string(kHeaderSize) + "-byte header");
+    detail::check_magic_version_tag(header);
+    ByteReader r(header + 12, 12);
+    const uint32_t params_length = r.u32("params length");
+    const uint64_t payload_length = r.u64("payload length");
+    if (params_length > kMaxParamsLength)
+        throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
+                          std::to_string(kMaxParamsLength));
+    const uint64_t fixed = kHeaderSize + params_length + kChecksumSize;
+    if (payload_length > ~uint64_t(0) - fixed)
+        throw FormatError("payload length " + std::to_string(payload_length) + " is impossibly large");
+    return fixed + payload_length;
 }
 
 inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected) {

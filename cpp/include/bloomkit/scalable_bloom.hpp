@@ -123,6 +123,12 @@ struct ScalableParams {
 
 class ScalableBloomFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     // One link of the chain: a plain Bloom filter and the number of keys
     // inserted into it (each new to the whole chain when inserted).
     struct Slice {
@@ -335,9 +341,6 @@ class ScalableBloomFilter {
     // A chain with no slices, filled in by deserialize().
     ScalableBloomFilter(const ScalableParams& params, Empty) : params_(params) {}
 
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     // Appends the next slice of the schedule and returns it. The geometry
     // is computed (and may throw) before anything changes.
