@@ -56,6 +56,28 @@ py::object common_add(Guarded<Core>& self, py::handle key) {
     return py::bool_(self.guard.write([&] { return self.core.add(h); }));
 }
 
+// Every this many single-key adds, `add` calls the Python method
+// self._check_capacity(1) (bloomkit/_capacity.py), which warns once when the
+// filter has gone over capacity. Batches are checked after each call in
+// Python; this keeps the per-key cost of `add` to a counter increment.
+constexpr uint32_t kCapacityCheckInterval = 65536;
+
+template <class Core>
+PyObject* checked_add(PyObject* self, PyObject* key) {
+    try {
+        Guarded<Core>& guarded = self_object<Guarded<Core>>(self);
+        py::object result = common_add(guarded, key);
+        if (++guarded.unchecked_adds >= kCapacityCheckInterval) {
+            guarded.unchecked_adds = 0;
+            if (PyObject_HasAttrString(self, "_check_capacity")) py::handle(self).attr("_check_capacity")(1);
+        }
+        return result.release().ptr();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+        return nullptr;
+    }
+}
+
 template <class Core>
 bool common_contains(Guarded<Core>& self, py::handle key) {
     const Hash128 h = hash_key(key, self.core.seed());
@@ -82,10 +104,10 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             }),
             py::arg("frame"));
 
-    def_meth_o(cls, "add", meth_o<G, &common_add<Core>>,
-               "add(key)\n--\n\nInsert key; return True if it was (probably) present before.");
+    def_meth_o(cls, "add", checked_add<Core>,
+               "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
     def_meth_o(cls, "contains", meth_o<G, &common_contains_object<Core>>,
-               "contains(key)\n--\n\nTrue if key is (probably) in the filter.");
+               "contains($self, key, /)\n--\n\nTrue if key is (probably) in the filter.");
     def_sq_contains(cls, sq_contains<G, &common_contains<Core>>);
 
     cls.def(

@@ -150,6 +150,8 @@ struct Guarded {
     explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...) {}
     Core core;
     AccessGuard guard;
+    // Single-key adds since the last capacity check (common.hpp); GIL-protected.
+    uint32_t unchecked_adds = 0;
 };
 
 // The TypeError for an object made with Cls.__new__(Cls) whose __init__

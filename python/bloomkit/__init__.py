@@ -10,6 +10,7 @@ True
 
 from . import _core, calc
 from ._base import load
+from ._capacity import CapacityWarning
 from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
@@ -41,6 +42,7 @@ def __getattr__(name):
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CapacityWarning",
     "CountingBloomFilter",
     "CuckooFilter",
     "CuckooParams",

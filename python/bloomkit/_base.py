@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from . import _batch, _core, _display, _io
+from . import _batch, _capacity, _core, _display, _io
 
 # Type tag of the binary format (docs/FORMAT.md) -> public class.
 _REGISTRY: dict = {}
@@ -65,7 +65,7 @@ def _once(init):
 
 
 class FilterBase:
-    """Mixin with the common API of DESIGN.md; see the concrete classes."""
+    """Mixin with the common API of docs/DESIGN.md; see the concrete classes."""
 
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
@@ -87,12 +87,28 @@ class FilterBase:
         """
         batches = _batch.key_batches(keys)
         results = [self._add_many(batch) for batch in batches]
+        self._check_capacity(2)
         return results[0] if len(results) == 1 else np.concatenate(results)
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array)."""
         for batch in _batch.key_batches(keys):
             self._update(batch)
+        self._check_capacity(2)
+
+    def _check_capacity(self, stacklevel: int = 1) -> None:
+        """Warn (``CapacityWarning``, once per filter) if the filter is over capacity.
+
+        Called after batches and, from C++, every 65536 single-key adds;
+        ``stacklevel`` counts frames from the caller of this method to the
+        user's code.
+        """
+        _capacity.check(self, stacklevel + 1)
+
+    @property
+    def over_capacity(self) -> bool:
+        """True when the estimated false-positive rate is over twice ``error_rate`` (see CapacityWarning)."""
+        return _capacity.is_over_capacity(self)
 
     def contains_many(self, keys) -> np.ndarray:
         """Per key, whether it is (probably) in the filter, as a boolean array."""
@@ -156,8 +172,12 @@ class FilterBase:
         """Label -> value rows shown by repr and _repr_html_."""
         raise NotImplementedError
 
+    def _display_rows(self) -> dict:
+        """``_summary()`` plus the capacity state, for repr, Jupyter and the CLI."""
+        return {**self._summary(), "state": _capacity.state(self)}
+
     def __repr__(self) -> str:
-        return _display.one_line(type(self).__name__, self._summary())
+        return _display.one_line(type(self).__name__, self._display_rows())
 
     def _repr_html_(self) -> str:
-        return _display.html_table(type(self).__name__, self._summary())
+        return _display.html_table(type(self).__name__, self._display_rows())

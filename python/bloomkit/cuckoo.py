@@ -119,11 +119,14 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
         ``error.index == i``: keys ``0 .. i-1`` are inserted, key ``i`` and
         later ones are not, and nothing stored before is lost.
         """
-        return self._add_many(_batch.single_batch(keys))
+        result = self._add_many(_batch.single_batch(keys))
+        self._check_capacity(2)
+        return result
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array, same failure rule)."""
         self._update(_batch.single_batch(keys))
+        self._check_capacity(2)
 
     # -- state -----------------------------------------------------------
     @property

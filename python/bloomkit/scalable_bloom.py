@@ -87,6 +87,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """
 
     _core_class = _core.ScalableBloomCore
+    _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
     def __init__(self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0):
         initial_capacity = calc.check_capacity(initial_capacity, "initial_capacity")
@@ -131,3 +132,10 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
             "count": sum(info.count for info in slices),
             "estimated_fpr": self.estimated_fpr(),
         }
+
+    def _display_rows(self) -> dict:
+        # What len() counts is not what a Bloom filter's len estimates: say so.
+        rows = super()._display_rows()
+        rows["count"] = f"{rows['count']:,} (= len: keys inserted as new, exact)"
+        rows["estimated_fpr"] = f"{self.estimated_fpr():.4g} (compound, target < {self.error_rate:g})"
+        return rows

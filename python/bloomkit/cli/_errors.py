@@ -94,7 +94,7 @@ def run(handler, args) -> int:
         detail = str(error)
         return report(f"out of memory: {detail}" if detail else "out of memory")
     except (ValueError, RuntimeError) as error:
-        # bloomkit's own exceptions carry user-facing messages (DESIGN.md):
+        # bloomkit's own exceptions carry user-facing messages (docs/DESIGN.md, "Errors"):
         # ValueError for bad parameters or bytes, FilterFullError (a
         # RuntimeError) for a full cuckoo filter.
         return report(str(error))
