@@ -10,6 +10,7 @@ every input kind, copying, pickling, saving, equality and display.
 from __future__ import annotations
 
 import functools
+import pickle
 
 import numpy as np
 
@@ -136,10 +137,18 @@ class FilterBase:
         cls._core_class.__init__(instance, data)
         return instance
 
-    def __reduce__(self):
+    def __reduce_ex__(self, protocol):
         # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
-        # validating deserializer, never code from the pickle.
-        return (type(self).from_bytes, (self.to_bytes(),))
+        # validating deserializer, never code from the pickle. With protocol
+        # 5 the frame is a PickleBuffer, so a pickler with a buffer_callback
+        # passes it out of band without copying it into the stream.
+        frame = self.to_bytes()
+        if protocol >= 5:
+            frame = pickle.PickleBuffer(frame)
+        return (type(self).from_bytes, (frame,))
+
+    def __reduce__(self):
+        return self.__reduce_ex__(2)
 
     def save(self, path) -> None:
         """Write the filter to ``path`` atomically (temporary file, fsync, rename).
@@ -148,7 +157,12 @@ class FilterBase:
         is followed and its target replaced; directories, devices, FIFOs and
         sockets are refused (``IsADirectoryError`` / ``ValueError``).
         """
-        _io.atomic_write(path, lambda handle: handle.write(self.to_bytes()))
+        _io.atomic_write(path, self._stream_to)
+
+    def _stream_to(self, handle) -> None:
+        """Write the frame to an open binary file, streamed from the filter's memory (no copy)."""
+        handle.flush()
+        self._write_frame(handle.fileno())
 
     @classmethod
     def load(cls, path):

@@ -206,9 +206,11 @@ class BloomFilter {
         return filter;
     }
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::Bloom, payload_length(), [&](ByteWriter& w) { write_params(w); },
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::Bloom, payload_length(), [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) { write_payload(w); });
     }
 

@@ -181,9 +181,11 @@ class CountingBloomFilter {
 
     // --- serialization (docs/FORMAT.md, type tag 2) ---
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::CountingBloom, counters_.nbytes(),
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::CountingBloom, counters_.nbytes(),
             [&](ByteWriter& w) {
                 geometry_.write(w);
                 w.u32(counter_bits());

@@ -346,9 +346,11 @@ class CuckooFilter {
         return total;
     }
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) {
                 for (const CuckooTable& t : stages_) t.write(w);
             });

@@ -238,11 +238,13 @@ class ScalableBloomFilter {
 
     static constexpr size_t kSliceRecordSize = 40;  // BloomGeometry (32) + count (8)
 
-    std::vector<uint8_t> serialize() const {
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
         uint64_t payload_length = slices_.size() * kSliceRecordSize;
         for (const Slice& s : slices_) payload_length += s.filter.payload_length();
-        return build_frame(
-            FilterType::ScalableBloom, payload_length,
+        write_frame(
+            sink, FilterType::ScalableBloom, payload_length,
             [&](ByteWriter& w) {
                 w.u64(params_.initial_capacity);
                 w.f64(params_.error_rate);

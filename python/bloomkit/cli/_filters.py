@@ -84,8 +84,7 @@ def save(filter_, path: str) -> None:
     """
     if path == STDOUT:
         sys.stdout.flush()
-        sys.stdout.buffer.write(filter_.to_bytes())
-        sys.stdout.buffer.flush()
+        filter_._stream_to(sys.stdout.buffer)
         return
     try:
         filter_.save(path)
