@@ -3,12 +3,21 @@
 Tests skip when an optional component (pyarrow, pandas, matplotlib, the
 Jupyter kernel) is missing on a developer's machine. CI sets
 BLOOMKIT_REQUIRE_INTEGRATION=1, and then a skip is reported as a failure, so a
-missing install step cannot hide behind a green run.
+missing install step cannot hide behind a green run. Tests that need an
+external component (a local SparkSession, a redis-server) follow the same rule:
+skip locally when it is absent, fail in CI. No marker is needed for that.
 """
 
 import pytest
 
 from support import REQUIRE_INTEGRATION
+
+
+def pytest_configure(config):
+    # Registered here rather than only in pyproject.toml, so the suite keeps its
+    # markers when it runs from a copy of tests/ against an installed wheel
+    # (.ci/wheel.sh, cibuildwheel).
+    config.addinivalue_line("markers", "statistical: large-sample accuracy checks (slower; CI runs them)")
 
 
 @pytest.hookimpl(hookwrapper=True)

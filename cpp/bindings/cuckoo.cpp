@@ -3,6 +3,9 @@
 
 #include <pybind11/stl.h>
 
+#include <tuple>
+#include <vector>
+
 #include "common.hpp"
 #include "removal.hpp"
 
@@ -37,12 +40,17 @@ void bind_cuckoo(py::module_& m) {
     cls.def_property_readonly("is_full", [](G& self) { return self.guard.read([&] { return self.core.full(); }); });
     // Per stage: (num_buckets, fingerprint_bits, stored, victim_used).
     cls.def_property_readonly("_stages", [](G& self) {
-        return self.guard.read([&] {
-            py::list out;
+        // Read under the guard (which may release the GIL), build Python objects after.
+        using Stage = std::tuple<uint64_t, unsigned, uint64_t, bool>;
+        const std::vector<Stage> stages = self.guard.read([&] {
+            std::vector<Stage> out;
             for (const CuckooTable& t : self.core.stages())
-                out.append(py::make_tuple(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full()));
+                out.emplace_back(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full());
             return out;
         });
+        py::list out;
+        for (const Stage& s : stages) out.append(py::make_tuple(std::get<0>(s), std::get<1>(s), std::get<2>(s), std::get<3>(s)));
+        return out;
     });
 }
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import calc
-from . import _args, _progress
+from . import _args
+from ._errors import CliError
 
 
 def register(commands) -> None:
@@ -14,8 +15,7 @@ def register(commands) -> None:
     )
     parser.add_argument("--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys, e.g. 1e9")
     parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 1e-4")
-    if hasattr(calc, "cuckoo_params"):
-        parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
+    parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
     parser.set_defaults(handler=run)
 
 
@@ -51,14 +51,22 @@ def _cuckoo_column(capacity, error_rate, bucket_size) -> dict:
     }
 
 
+def _column_or_reason(name, build, *args) -> dict:
+    """A filter's column, or one saying why these parameters are impossible for it."""
+    try:
+        return build(*args)
+    except ValueError as error:
+        return {"filter": name, "not possible": str(error)}
+
+
 def run(args) -> int:
     common = {"capacity": f"{args.capacity:,}", "requested error_rate": f"{args.error_rate:g}"}
-    columns = [_bloom_column(args.capacity, args.error_rate)]
-    if hasattr(calc, "cuckoo_params"):
-        columns.append(_cuckoo_column(args.capacity, args.error_rate, args.bucket_size))
-    if len(columns) == 1:
-        _progress.print_rows([("filter", columns[0]["filter"]), *common.items(), *list(columns[0].items())[1:]])
-        return 0
+    columns = [
+        _column_or_reason("BloomFilter", _bloom_column, args.capacity, args.error_rate),
+        _column_or_reason("CuckooFilter", _cuckoo_column, args.capacity, args.error_rate, args.bucket_size),
+    ]
+    if all("not possible" in column for column in columns):
+        raise CliError("; ".join(f"{c['filter']}: {c['not possible']}" for c in columns))
     labels = ["filter", *common]
     for column in columns:
         labels += [label for label in column if label not in labels]
