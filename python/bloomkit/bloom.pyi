@@ -1,8 +1,12 @@
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from . import _core
 from ._base import FilterBase
 from .calc import _Count
+from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
@@ -15,7 +19,11 @@ class FillEstimates:
     def __len__(self) -> int: ...
 
 class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
-    def __init__(self, capacity: _Count, error_rate: float = 0.01, *, seed: int = 0) -> None: ...
+    def __new__(cls, *args: Any, hashing: str = "bloomkit", **kwargs: Any) -> Any: ...
+    def __init__(self, capacity: _Count, error_rate: float = 0.01, *, seed: int = 0, hashing: str = "bloomkit") -> None: ...
+    @staticmethod
+    def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
+    def _positions_many(self, keys: object) -> npt.NDArray[np.uint64]: ...
     @classmethod
     def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0) -> BloomFilter: ...
     @property
