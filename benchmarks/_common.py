@@ -128,9 +128,9 @@ def import_peer(dist: str, module: str):
 def import_bloomkit(*class_names: str):
     """Return (module, version, {name: class or None}).
 
-    bloomkit may be missing entirely (not installed yet), or be installed without
-    some classes (work in progress). Either way the caller skips those rows and the
-    reason is recorded in LIB_STATUS.
+    bloomkit may be missing entirely (``setup_env.sh --no-bloomkit``); then every
+    class is None, the caller skips those rows and the reason is recorded in
+    LIB_STATUS.
     """
     try:
         bk = importlib.import_module("bloomkit")
@@ -141,19 +141,8 @@ def import_bloomkit(*class_names: str):
         )
         return None, None, {n: None for n in class_names}
     ver = dist_version("bloomkit") or getattr(bk, "__version__", "?")
-    classes = {}
-    missing = []
-    for n in class_names:
-        cls = getattr(bk, n, None)
-        classes[n] = cls
-        if cls is None:
-            missing.append(n)
-    status = f"{ver} (imported from {os.path.dirname(getattr(bk, '__file__', '') or '?')})"
-    if missing:
-        status += "; not available in this build, skipped: " + ", ".join(
-            f"bloomkit.{n}" for n in missing
-        )
-    LIB_STATUS["bloomkit"] = status
+    classes = {n: getattr(bk, n) for n in class_names}
+    LIB_STATUS["bloomkit"] = f"{ver} (imported from {os.path.dirname(getattr(bk, '__file__', '') or '?')})"
     return bk, ver, classes
 
 

@@ -44,17 +44,16 @@ def counting_specs(CountingBloomFilter) -> list[C.Spec]:
         specs.append(C.Spec(api="add(k) / k in f / remove(k)", style="per-key",
                             insert=lambda f, ks: C.loop_call(f.add, ks), contains=C.loop_in,
                             remove=lambda f, ks: C.loop_call(f.remove, ks), forms=LISTS, **common))
-        has_rm = hasattr(CountingBloomFilter, "remove_many")
         specs.append(C.Spec(api="update / contains_many / remove_many (list)", style="batch (list)",
                             insert=lambda f, ks: f.update(ks),
                             contains=lambda f, ks: f.contains_many(ks),
-                            remove=(lambda f, ks: f.remove_many(ks)) if has_rm else None,
+                            remove=lambda f, ks: f.remove_many(ks),
                             forms=LISTS, **common))
         specs.append(C.Spec(api="update / contains_many / remove_many (ndarray)",
                             style="batch (NumPy)",
                             insert=lambda f, ks: f.update(ks),
                             contains=lambda f, ks: f.contains_many(ks),
-                            remove=(lambda f, ks: f.remove_many(ks)) if has_rm else None,
+                            remove=lambda f, ks: f.remove_many(ks),
                             forms=ARRAYS, **common))
 
     fb, _ = C.import_peer("fastbloom-rs", "fastbloom_rs")

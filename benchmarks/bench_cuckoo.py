@@ -41,13 +41,7 @@ def bloomkit_specs(bk, CuckooFilter, BloomFilter) -> list[C.Spec]:
     arrays = {"u64": "np", "str": "np"}
     if CuckooFilter is not None:
         def make(n, p):
-            try:
-                return CuckooFilter(n, error_rate=p)
-            except TypeError:
-                # DESIGN.md also allows CuckooFilter(capacity, fingerprint_bits=...):
-                # derive the fingerprint width for the requested rate from the calculator.
-                fp = bk.cuckoo_params(n, p, bucket_size=BUCKET_SIZE).fingerprint_bits
-                return CuckooFilter(n, fingerprint_bits=fp, bucket_size=BUCKET_SIZE)
+            return CuckooFilter(n, error_rate=p, bucket_size=BUCKET_SIZE)
 
         common = dict(library="bloomkit", make=make, bits=lambda f: f.nbytes * 8,
                       clone=lambda f: f.copy(), is_bloomkit=True)
@@ -55,13 +49,11 @@ def bloomkit_specs(bk, CuckooFilter, BloomFilter) -> list[C.Spec]:
             api="CuckooFilter.add(k) / k in f / remove(k)", style="per-key",
             insert=lambda f, ks: C.loop_call(f.add, ks), contains=C.loop_in,
             remove=lambda f, ks: C.loop_call(f.remove, ks), forms=lists, **common))
-        has_remove_many = hasattr(CuckooFilter, "remove_many")
         specs.append(C.Spec(
             api="CuckooFilter.update / contains_many / remove_many (ndarray)",
             style="batch (NumPy)",
             insert=lambda f, ks: f.update(ks), contains=lambda f, ks: f.contains_many(ks),
-            remove=(lambda f, ks: f.remove_many(ks)) if has_remove_many else None,
-            forms=arrays, note="" if has_remove_many else "no remove_many in this build", **common))
+            remove=lambda f, ks: f.remove_many(ks), forms=arrays, **common))
     if BloomFilter is not None:
         # The reference: a Bloom filter at the same requested FPR (it cannot delete).
         # Not a ratio base: ratios are vs bloomkit's CuckooFilter.

@@ -3,7 +3,9 @@
 Tests skip when an optional component (pyarrow, pandas, matplotlib, the
 Jupyter kernel) is missing on a developer's machine. CI sets
 BLOOMKIT_REQUIRE_INTEGRATION=1, and then a skip is reported as a failure, so a
-missing install step cannot hide behind a green run.
+missing install step cannot hide behind a green run. Tests that need an
+external component (a local SparkSession, a redis-server) follow the same rule:
+skip locally when it is absent, fail in CI. No marker is needed for that.
 """
 
 import pytest

@@ -24,7 +24,6 @@ import bloomkit
 from bloomkit import _display
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-HAS_SCALABLE = hasattr(bloomkit, "ScalableBloomFilter")
 
 
 def run_cli(*args, input=None, cwd=None, timeout=120):
@@ -215,12 +214,8 @@ def test_dedup_warns_when_the_filter_is_overfull():
 
 def test_dedup_without_capacity(tmp_path):
     result = run_cli("dedup", input=b"a\nb\na\n")
-    if HAS_SCALABLE:
-        assert result.returncode == 0, result.stderr
-        assert result.stdout == b"a\nb\n"
-    else:
-        assert_clean_error(result, "--capacity", "ScalableBloomFilter")
-        assert result.stdout == b""
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"a\nb\n"
 
 
 def test_dedup_example_file():
@@ -238,8 +233,7 @@ def test_dedup_example_file():
     mean, sigma = expected_false_drops(params.num_bits, params.num_hashes, len(exact))
     assert len(exact) - len(out) <= mean + 5 * sigma
     assert b"lines in            300,000" in result.stderr
-    if HAS_SCALABLE:  # the README's command, with no --capacity
-        assert run_cli("dedup", urls, "--stats").returncode == 0
+    assert run_cli("dedup", urls, "--stats").returncode == 0  # the README's command, with no --capacity
 
 
 def test_example_generator_is_deterministic(tmp_path):
@@ -405,17 +399,15 @@ def test_build_int_rejects_bad_lines_without_writing(tmp_path, text, message):
     assert sorted(os.listdir(tmp_path)) == ["ids.bk"]  # no temporary file left
 
 
-def test_build_types_come_from_what_is_available(tmp_path):
+def test_build_every_type(tmp_path):
     names = {"bloom": "BloomFilter", "counting": "CountingBloomFilter", "cuckoo": "CuckooFilter", "scalable": "ScalableBloomFilter"}
     for cli_name, class_name in names.items():
         out = tmp_path / f"{cli_name}.bk"
         result = run_cli("build", "-", "-o", out, "--capacity", 1000, "--error-rate", 0.01, "--type", cli_name, input=b"a\nb\n")
-        if hasattr(bloomkit, class_name):
-            assert result.returncode == 0, result.stderr
-            assert type(bloomkit.load(out)).__name__ == class_name
-            assert bloomkit.load(out).contains_many(["a", "b"]).all()
-        else:
-            assert_clean_error(result, "invalid choice", repr(cli_name))
+        assert result.returncode == 0, result.stderr
+        assert type(bloomkit.load(out)).__name__ == class_name
+        assert bloomkit.load(out).contains_many(["a", "b"]).all()
+    assert_clean_error(run_cli("build", "-", "-o", tmp_path / "x.bk", "--capacity", 10, "--error-rate", 0.01, "--type", "quotient", input=b"a\n"), "invalid choice", "'quotient'")
 
 
 # ----------------------------------------------------------------- info / calc
@@ -451,9 +443,8 @@ def test_calc_table_matches_the_calculator():
     text = result.stdout.decode()
     assert f"{params.num_bits:,}" in text and "2.23 GiB" in text
     assert any(line.split()[:2] == ["num_hashes", str(params.num_hashes)] for line in text.splitlines())
-    if hasattr(bloomkit.calc, "cuckoo_params"):
-        cuckoo = bloomkit.calc.cuckoo_params(10**9, 1e-4)
-        assert "CuckooFilter" in text and f"{cuckoo.num_buckets:,}" in text
+    cuckoo = bloomkit.calc.cuckoo_params(10**9, 1e-4)
+    assert "CuckooFilter" in text and f"{cuckoo.num_buckets:,}" in text
 
 
 @pytest.mark.parametrize(
@@ -567,8 +558,7 @@ def test_merge_rejects_incompatible_filters(tmp_path):
     seeded = tmp_path / "seeded.bk"
     run_cli("build", "-", "-o", seeded, "--capacity", 100, "--error-rate", 0.01, "--seed", 9, input=b"a\n")
     assert_clean_error(run_cli("merge", small, seeded, "-o", out), "cannot merge")
-    if hasattr(bloomkit, "CountingBloomFilter"):
-        counting = tmp_path / "c.bk"
-        run_cli("build", "-", "-o", counting, "--capacity", 100, "--error-rate", 0.01, "--type", "counting", input=b"a\n")
-        assert_clean_error(run_cli("merge", small, counting, "-o", out), "all inputs must be of one filter type")
+    counting = tmp_path / "c.bk"
+    run_cli("build", "-", "-o", counting, "--capacity", 100, "--error-rate", 0.01, "--type", "counting", input=b"a\n")
+    assert_clean_error(run_cli("merge", small, counting, "-o", out), "all inputs must be of one filter type")
     assert_clean_error(run_cli("merge", small, "-o", out), "at least two")

@@ -1,4 +1,4 @@
-"""One meaning for every key, whatever the entry point (DESIGN.md key table)."""
+"""One meaning for every key, whatever the entry point (docs/DESIGN.md, "Keys")."""
 
 import numpy as np
 import pytest

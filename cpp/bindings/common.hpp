@@ -106,9 +106,9 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             py::arg("frame"));
 
     def_meth_o(cls, "add", checked_add<Core>,
-               "add(key)\n--\n\nInsert key; return True if it was (probably) present before.");
+               "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
     def_meth_o(cls, "contains", meth_o<G, &common_contains_object<Core>>,
-               "contains(key)\n--\n\nTrue if key is (probably) in the filter.");
+               "contains($self, key, /)\n--\n\nTrue if key is (probably) in the filter.");
     def_sq_contains(cls, sq_contains<G, &common_contains<Core>>);
 
     cls.def(

@@ -44,6 +44,9 @@ PyObject* meth_o(PyObject* self, PyObject* key) {
 
 // Installs `function` on the class as method `name`. The PyMethodDef must
 // outlive the type, so it is allocated once and never freed (module lifetime).
+// `doc` starts with CPython's text-signature header, "name($self, key, /)\n--\n\n",
+// which inspect.signature reads as `(self, key, /)` (METH_O takes exactly one
+// positional-only argument).
 template <class Class>
 void def_meth_o(Class& cls, const char* name, PyCFunction function, const char* doc) {
     auto* definition = new PyMethodDef{name, function, METH_O, doc};

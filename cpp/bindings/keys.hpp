@@ -1,5 +1,5 @@
 // Python keys -> core keys. This is the one key-normalisation path of
-// DESIGN.md ("Keys — one meaning everywhere"): every filter's scalar and
+// docs/DESIGN.md ("Keys: one meaning everywhere"): every filter's scalar and
 // batch entry points go through hash_key() or KeyBatch.
 #pragma once
 

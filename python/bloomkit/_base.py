@@ -44,7 +44,7 @@ def load(path_or_bytes):
 
 
 class FilterBase:
-    """Mixin with the common API of DESIGN.md; see the concrete classes."""
+    """Mixin with the common API of docs/DESIGN.md; see the concrete classes."""
 
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps

@@ -3,7 +3,7 @@
 ``bloomkit._core`` takes NumPy arrays, lists, tuples, any iterable and
 ``OffsetBatch`` (Arrow's data + offsets buffers). This module turns pyarrow
 arrays and pandas objects into those without a per-key Python loop, so the
-key table of DESIGN.md holds for them too. Everything else is passed through
+key table of docs/DESIGN.md holds for them too. Everything else is passed through
 unchanged and validated in C++.
 """
 

@@ -212,9 +212,8 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     figure, ax = _new_axes(ax, (7, 4.2))
     ax.plot(rates, bloom, color="C0", label=r"Bloom, optimal k: $\log_2(1/\varepsilon)\,/\ln 2$")
     ax.plot(rates, cuckoo, color="C1", label=rf"cuckoo b={bucket_size}, α={alpha:g}: $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$")
-    if hasattr(calc, "cuckoo_params"):
-        actual = [_cuckoo_sizing(float(rate), bucket_size) for rate in rates]
-        ax.plot(rates, actual, color="C1", linestyle=":", label="bloomkit CuckooFilter sizing (1M keys)")
+    actual = [_cuckoo_sizing(float(rate), bucket_size) for rate in rates]
+    ax.plot(rates, actual, color="C1", linestyle=":", label="bloomkit CuckooFilter sizing (1M keys)")
     ax.plot(rates, information, color="grey", linestyle="--", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
     crossing = _crossover(bucket_size, alpha)
     if rates.min() < crossing < rates.max():

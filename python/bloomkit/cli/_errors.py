@@ -92,7 +92,7 @@ def run(handler, args) -> int:
     except MemoryError:
         return report("out of memory: choose a smaller --capacity or a larger --error-rate")
     except (ValueError, RuntimeError) as error:
-        # bloomkit's own exceptions carry user-facing messages (DESIGN.md):
+        # bloomkit's own exceptions carry user-facing messages (docs/DESIGN.md, "Errors"):
         # ValueError for bad parameters or bytes, FilterFullError (a
         # RuntimeError) for a full cuckoo filter.
         return report(str(error))

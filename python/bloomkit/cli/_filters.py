@@ -1,9 +1,4 @@
-"""Which filter types this build has, and creating, loading, saving and describing them.
-
-The CLI offers a type only if the package exports its class, so the same
-code works while CountingBloomFilter, ScalableBloomFilter and CuckooFilter
-are still being added (DESIGN.md lists their constructors).
-"""
+"""The CLI's filter types, and creating, loading, saving and describing filters."""
 
 from __future__ import annotations
 
@@ -14,23 +9,15 @@ import bloomkit
 from .. import _display
 from ._errors import CliError, os_message
 
-# CLI name -> (class name in bloomkit, how the CLI's capacity / error rate / seed map to it).
+# CLI name -> (class, how the CLI's capacity / error rate / seed map to it).
 _TYPES = {
-    "bloom": ("BloomFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
-    "counting": ("CountingBloomFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
-    "cuckoo": ("CuckooFilter", lambda cls, n, p, s: cls(n, p, seed=s)),
-    "scalable": ("ScalableBloomFilter", lambda cls, n, p, s: cls(initial_capacity=n, error_rate=p, seed=s)),
+    "bloom": (bloomkit.BloomFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
+    "counting": (bloomkit.CountingBloomFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
+    "cuckoo": (bloomkit.CuckooFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
+    "scalable": (bloomkit.ScalableBloomFilter, lambda cls, n, p, s: cls(initial_capacity=n, error_rate=p, seed=s)),
 }
 
-
-def available_types() -> list:
-    """CLI type names whose class exists in this build, in a fixed order."""
-    return [name for name, (class_name, _) in _TYPES.items() if hasattr(bloomkit, class_name)]
-
-
-def can_grow() -> bool:
-    """Whether a filter that needs no capacity (ScalableBloomFilter) is available."""
-    return hasattr(bloomkit, "ScalableBloomFilter")
+TYPE_NAMES = list(_TYPES)
 
 
 def _physical_memory() -> "int | None":
@@ -43,22 +30,22 @@ def _physical_memory() -> "int | None":
 def _predicted_nbytes(type_name: str, capacity: int, error_rate: float) -> "int | None":
     if type_name in ("bloom", "scalable"):
         return bloomkit.calc.bloom_params(capacity, error_rate).nbytes
-    if type_name == "cuckoo" and hasattr(bloomkit.calc, "cuckoo_params"):
+    if type_name == "cuckoo":
         return bloomkit.calc.cuckoo_params(capacity, error_rate).nbytes
     return None
 
 
 def create(type_name: str, capacity: int, error_rate: float, seed: int):
     """A new, empty filter; refuses sizes beyond the machine's memory instead of swapping to death."""
-    class_name, construct = _TYPES[type_name]
+    cls, construct = _TYPES[type_name]
     needed = _predicted_nbytes(type_name, capacity, error_rate)
     memory = _physical_memory()
     if needed is not None and memory is not None and needed > memory:
         raise CliError(
-            f"a {class_name} for {capacity:,} keys at error rate {error_rate:g} needs "
+            f"a {cls.__name__} for {capacity:,} keys at error rate {error_rate:g} needs "
             f"{needed / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB of memory"
         )
-    return construct(getattr(bloomkit, class_name), capacity, error_rate, seed)
+    return construct(cls, capacity, error_rate, seed)
 
 
 def load(path: str):

@@ -174,7 +174,7 @@ def line_blocks(names, block_size: int, progress) -> Iterator[Block]:
 def parse_integers(lines: list, block: Block) -> list:
     """Lines as Python ints (``--int``): base 10, surrounding whitespace ignored, blank lines skipped.
 
-    Every key must fit the integer key range of DESIGN.md, [-2**63, 2**64);
+    Every key must fit the integer key range of docs/DESIGN.md, [-2**63, 2**64);
     otherwise a ``CliError`` names the source and line number.
     """
     try:

@@ -7,7 +7,6 @@ from ._signals import SignalGuard
 
 
 def register(commands) -> None:
-    types = _filters.available_types()
     parser = commands.add_parser(
         "build",
         help="build a filter file from files of keys",
@@ -19,7 +18,7 @@ def register(commands) -> None:
         "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
     )
     parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 0.001")
-    parser.add_argument("--type", choices=types, default="bloom", help="filter type (default bloom)")
+    parser.add_argument("--type", choices=_filters.TYPE_NAMES, default="bloom", help="filter type (default bloom)")
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)")
     _args.add_seed(parser)
     _args.add_block_size(parser)

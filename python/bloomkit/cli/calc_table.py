@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import calc
-from . import _args, _progress
+from . import _args
 
 
 def register(commands) -> None:
@@ -14,8 +14,7 @@ def register(commands) -> None:
     )
     parser.add_argument("--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys, e.g. 1e9")
     parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 1e-4")
-    if hasattr(calc, "cuckoo_params"):
-        parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
+    parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
     parser.set_defaults(handler=run)
 
 
@@ -53,12 +52,7 @@ def _cuckoo_column(capacity, error_rate, bucket_size) -> dict:
 
 def run(args) -> int:
     common = {"capacity": f"{args.capacity:,}", "requested error_rate": f"{args.error_rate:g}"}
-    columns = [_bloom_column(args.capacity, args.error_rate)]
-    if hasattr(calc, "cuckoo_params"):
-        columns.append(_cuckoo_column(args.capacity, args.error_rate, args.bucket_size))
-    if len(columns) == 1:
-        _progress.print_rows([("filter", columns[0]["filter"]), *common.items(), *list(columns[0].items())[1:]])
-        return 0
+    columns = [_bloom_column(args.capacity, args.error_rate), _cuckoo_column(args.capacity, args.error_rate, args.bucket_size)]
     labels = ["filter", *common]
     for column in columns:
         labels += [label for label in column if label not in labels]

@@ -16,7 +16,7 @@ import sys
 from itertools import compress
 
 from . import _args, _filters, _input, _progress
-from ._errors import CliError, Interrupted
+from ._errors import Interrupted
 from ._signals import SignalGuard
 
 DEFAULT_ERROR_RATE = 0.001
@@ -58,14 +58,9 @@ def _starting_filter(args):
         return _filters.load(args.filter)
     if args.capacity is not None:
         return _filters.create("bloom", args.capacity, args.error_rate, args.seed)
-    if _filters.can_grow():
-        # Almeida et al.'s scalable filter: the compound false-positive rate
-        # stays under error_rate however many lines arrive.
-        return _filters.create("scalable", SCALABLE_INITIAL_CAPACITY, args.error_rate, args.seed)
-    raise CliError(
-        "dedup needs --capacity N (an upper bound on the number of distinct lines): "
-        "this build of bloomkit has no ScalableBloomFilter to grow on demand"
-    )
+    # Almeida et al.'s scalable filter: the compound false-positive rate
+    # stays under error_rate however many lines arrive.
+    return _filters.create("scalable", SCALABLE_INITIAL_CAPACITY, args.error_rate, args.seed)
 
 
 class _Counts:

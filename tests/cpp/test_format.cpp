@@ -1,0 +1,156 @@
+// The deserializers reject every corrupt frame with FormatError (never crash,
+// never allocate from an unchecked length).
+#include <doctest/doctest.h>
+
+#include <bloomkit/bloom.hpp>
+#include <bloomkit/counting_bloom.hpp>
+#include <bloomkit/cuckoo.hpp>
+#include <bloomkit/format.hpp>
+#include <bloomkit/scalable_bloom.hpp>
+
+#include <functional>
+#include <vector>
+
+#include "helpers.hpp"
+
+using namespace bloomkit;
+using bloomkit_test::as_keys;
+using bloomkit_test::distinct_keys;
+
+namespace {
+
+using Loader = std::function<void(const std::vector<uint8_t>&)>;
+
+template <class Filter>
+Loader loader() {
+    return [](const std::vector<uint8_t>& data) { (void)Filter::deserialize(data.data(), data.size()); };
+}
+
+std::vector<uint8_t> bloom_frame() {
+    BloomFilter f(bloom_geometry_at_most(200, 0.01, 3));
+    f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
+    return f.serialize();
+}
+
+std::vector<uint8_t> counting_frame() {
+    CountingBloomFilter f(bloom_geometry_at_most(100, 0.01, 3), 4);
+    f.add_many(as_keys(distinct_keys(80, 2)), nullptr);
+    return f.serialize();
+}
+
+std::vector<uint8_t> scalable_frame() {
+    ScalableParams p;
+    p.initial_capacity = 20;
+    p.error_rate = 0.05;
+    p.growth = 2;
+    p.tightening = 0.5;
+    p.seed = 1;
+    ScalableBloomFilter f(p);
+    f.add_many(as_keys(distinct_keys(100, 3)), nullptr);
+    return f.serialize();
+}
+
+std::vector<uint8_t> cuckoo_frame() {
+    CuckooGeometry g;
+    g.num_buckets = 16;
+    g.bucket_size = 4;
+    g.fingerprint_bits = 8;
+    g.seed = 2;
+    g.capacity = 50;
+    g.error_rate = 0.05;
+    CuckooFilter f(g);
+    f.add_many(as_keys(distinct_keys(40, 4)), nullptr);
+    return f.serialize();
+}
+
+// Every single-bit flip, every truncation and a few extensions of `frame` must throw FormatError.
+void check_rejects_corruption(const std::vector<uint8_t>& frame, const Loader& load) {
+    REQUIRE_NOTHROW(load(frame));
+    for (size_t byte = 0; byte < frame.size(); ++byte) {
+        for (int bit = 0; bit < 8; ++bit) {
+            std::vector<uint8_t> bad(frame);
+            bad[byte] ^= static_cast<uint8_t>(1u << bit);
+            CAPTURE(byte);
+            CAPTURE(bit);
+            REQUIRE_THROWS_AS(load(bad), FormatError);
+        }
+    }
+    for (size_t len = 0; len < frame.size(); ++len) {
+        std::vector<uint8_t> bad(frame.begin(), frame.begin() + static_cast<ptrdiff_t>(len));
+        CAPTURE(len);
+        REQUIRE_THROWS_AS(load(bad), FormatError);
+    }
+    for (size_t extra : {1, 7, 8, 64}) {
+        std::vector<uint8_t> bad(frame);
+        bad.insert(bad.end(), extra, 0);
+        REQUIRE_THROWS_AS(load(bad), FormatError);
+    }
+}
+
+// A frame with a valid checksum around arbitrary params and payload: reaches
+// the field checks that run after the checksum.
+std::vector<uint8_t> frame_with(FilterType type, const std::vector<uint8_t>& params, size_t payload_bytes) {
+    return build_frame(
+        type, payload_bytes, [&](ByteWriter& w) { w.bytes(params.data(), params.size()); },
+        [&](ByteWriter& w) {
+            for (size_t i = 0; i < payload_bytes; ++i) w.u8(0);
+        });
+}
+
+std::vector<uint8_t> bloom_params(uint64_t m, uint32_t k, uint64_t capacity, double error_rate) {
+    std::vector<uint8_t> out;
+    ByteWriter w(out);
+    BloomGeometry g;
+    g.num_bits = m;
+    g.num_hashes = k;
+    g.seed = 0;
+    g.capacity = capacity;
+    g.error_rate = error_rate;
+    g.write(w);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("corrupt Bloom frames are rejected") { check_rejects_corruption(bloom_frame(), loader<BloomFilter>()); }
+TEST_CASE("corrupt counting frames are rejected") {
+    check_rejects_corruption(counting_frame(), loader<CountingBloomFilter>());
+}
+TEST_CASE("corrupt scalable frames are rejected") {
+    check_rejects_corruption(scalable_frame(), loader<ScalableBloomFilter>());
+}
+TEST_CASE("corrupt cuckoo frames are rejected") { check_rejects_corruption(cuckoo_frame(), loader<CuckooFilter>()); }
+
+TEST_CASE("a frame of another type is refused by name") {
+    const auto frame = bloom_frame();
+    CHECK_THROWS_WITH_AS(CuckooFilter::deserialize(frame.data(), frame.size()),
+                         doctest::Contains("not a"), FormatError);
+}
+
+TEST_CASE("valid checksum, invalid Bloom params: each field is checked before allocation") {
+    const auto load = loader<BloomFilter>();
+    // num_hashes out of [1, 64].
+    CHECK_THROWS_WITH_AS(load(frame_with(FilterType::Bloom, bloom_params(64, 0, 10, 0.01), 8)),
+                         doctest::Contains("num_hashes"), FormatError);
+    CHECK_THROWS_WITH_AS(load(frame_with(FilterType::Bloom, bloom_params(64, 65, 10, 0.01), 8)),
+                         doctest::Contains("num_hashes"), FormatError);
+    // error_rate outside (0, 1).
+    CHECK_THROWS_WITH_AS(load(frame_with(FilterType::Bloom, bloom_params(64, 3, 10, 1.5), 8)),
+                         doctest::Contains("error_rate"), FormatError);
+    // 2^63 bits claimed with an 8-byte payload: rejected by length, not by a huge allocation.
+    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(uint64_t(1) << 63, 3, 10, 0.01), 8)),
+                    FormatError);
+    // Payload one word short.
+    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(128, 3, 10, 0.01), 8)), FormatError);
+    // The exact payload loads.
+    CHECK_NOTHROW(load(frame_with(FilterType::Bloom, bloom_params(128, 3, 10, 0.01), 16)));
+}
+
+TEST_CASE("peek_type checks magic, version and tag") {
+    auto frame = bloom_frame();
+    CHECK(peek_type(frame.data(), frame.size()) == FilterType::Bloom);
+    frame[8] = 2;  // format version 2
+    CHECK_THROWS_WITH_AS(peek_type(frame.data(), frame.size()), doctest::Contains("format version"), FormatError);
+    std::vector<uint8_t> tiny(31, 0);
+    CHECK_THROWS_AS(peek_type(tiny.data(), tiny.size()), FormatError);
+}
