@@ -51,6 +51,10 @@ PYBIND11_MODULE(_core, m) {
                                          "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
+    py::class_<bloomkit_py::RowBatch>(m, "RowBatch",
+                                      "Key columns whose rows are the keys (docs/decisions.md, row keys).")
+        .def(py::init<py::list, py::list>(), py::arg("columns"), py::arg("names"))
+        .def("__len__", [](const bloomkit_py::RowBatch& rows) { return rows.columns().size(); });
 
     // bloomkit.FilterFullError: a RuntimeError raised when a cuckoo filter
     // cannot store a key because it is full. bloomkit.TooManyCopiesError: a
