@@ -18,6 +18,8 @@ void bind_bloom(py::module_& m);
 void bind_cuckoo(py::module_& m);
 void bind_counting_bloom(py::module_& m);
 void bind_scalable_bloom(py::module_& m);
+void bind_redis(py::module_& m);
+void bind_spark(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -113,4 +115,6 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_cuckoo(m);
     bloomkit_py::bind_counting_bloom(m);
     bloomkit_py::bind_scalable_bloom(m);
+    bloomkit_py::bind_redis(m);
+    bloomkit_py::bind_spark(m);
 }
