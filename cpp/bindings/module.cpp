@@ -15,6 +15,7 @@ void bind_bloom(py::module_& m);
 void bind_cuckoo(py::module_& m);
 void bind_counting_bloom(py::module_& m);
 void bind_scalable_bloom(py::module_& m);
+void bind_sizing(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -63,4 +64,5 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_cuckoo(m);
     bloomkit_py::bind_counting_bloom(m);
     bloomkit_py::bind_scalable_bloom(m);
+    bloomkit_py::bind_sizing(m);
 }
