@@ -17,7 +17,13 @@ def register(commands) -> None:
     parser.add_argument(
         "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
     )
-    parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 0.001")
+    parser.add_argument(
+        "--error-rate",
+        type=_args.rate,
+        metavar="P",
+        default=_args.DEFAULT_ERROR_RATE,
+        help=f"target false-positive rate (default {_args.DEFAULT_ERROR_RATE:g}, as for dedup)",
+    )
     parser.add_argument("--type", choices=_filters.TYPE_NAMES, default="bloom", help="filter type (default bloom)")
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)")
     _args.add_seed(parser)
