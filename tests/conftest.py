@@ -13,6 +13,13 @@ import pytest
 from support import REQUIRE_INTEGRATION
 
 
+def pytest_configure(config):
+    # Registered here rather than only in pyproject.toml, so the suite keeps its
+    # markers when it runs from a copy of tests/ against an installed wheel
+    # (.ci/wheel.sh, cibuildwheel).
+    config.addinivalue_line("markers", "statistical: large-sample accuracy checks (slower; CI runs them)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

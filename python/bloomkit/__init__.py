@@ -15,7 +15,7 @@ from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
 from .counting_bloom import CountingBloomFilter
-from .cuckoo import CuckooFilter, FilterFullError
+from .cuckoo import CuckooFilter, FilterFullError, TooManyCopiesError
 from .dedup import dedup_mask
 from .scalable_bloom import ScalableBloomFilter
 
@@ -48,6 +48,7 @@ __all__ = [
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",
     "calc",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 from . import _core, calc
@@ -25,7 +26,7 @@ class SliceInfo(NamedTuple):
 
 def check_growth(growth) -> float:
     """Return ``growth`` as a finite float > 1."""
-    if isinstance(growth, bool) or not isinstance(growth, (int, float)):
+    if isinstance(growth, bool) or not isinstance(growth, numbers.Real):
         raise TypeError(f"growth must be a number > 1, got {type(growth).__name__}")
     growth = float(growth)
     if not (math.isfinite(growth) and growth > 1.0):

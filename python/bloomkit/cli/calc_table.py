@@ -123,6 +123,14 @@ def _solve(args, nbytes_of) -> "tuple[int, float] | None":
     return None if rate is None else (args.capacity, rate)
 
 
+def _column_or_reason(name, build, *args) -> dict:
+    """A filter's column, or one saying why these parameters are impossible for it."""
+    try:
+        return build(*args)
+    except ValueError as error:
+        return {"filter": name, "not possible": str(error)}
+
+
 def run(args) -> int:
     given = [value is not None for value in (args.capacity, args.error_rate, args.memory)]
     if sum(given) != 2:
@@ -131,12 +139,14 @@ def run(args) -> int:
     columns = []
     bloom = _solve(args, lambda n, p: calc.bloom_params(n, p).nbytes)
     if bloom is not None:
-        columns.append(_bloom_column(*bloom))
+        columns.append(_column_or_reason("BloomFilter", _bloom_column, *bloom))
     cuckoo = _solve(args, lambda n, p: calc.cuckoo_params(n, p, bucket_size=bucket_size).nbytes)
     if cuckoo is not None:
-        columns.append(_cuckoo_column(*cuckoo, bucket_size))
+        columns.append(_column_or_reason("CuckooFilter", _cuckoo_column, *cuckoo, bucket_size))
     if not columns:
         raise CliError(f"no filter fits in {args.memory:,} bytes with these settings")
+    if all("not possible" in column for column in columns):
+        raise CliError("; ".join(f"{c['filter']}: {c['not possible']}" for c in columns))
     labels = []
     for column in columns:
         labels += [label for label in column if label not in labels]

@@ -1,0 +1,4 @@
+from ._base import _Keys
+
+class RemovalMixin:
+    def remove_many(self, keys: _Keys) -> None: ...

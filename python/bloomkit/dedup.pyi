@@ -1,0 +1,12 @@
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .calc import _Count
+
+__all__ = ["dedup_mask"]
+
+def dedup_mask(
+    values: Any, capacity: _Count | None = None, error_rate: float = 0.001, *, seed: int = 0
+) -> npt.NDArray[np.bool_]: ...
