@@ -196,6 +196,26 @@ def test_string_view_arrays_are_read_in_place():
         _core.ViewBatch(views, data)
 
 
+def test_view_batch_holds_its_buffers_and_checks_views_at_use():
+    values = ["a string longer than twelve bytes", "tiny"] * 10
+    view = pa.array(values, pa.string_view())
+    views = bytearray(np.frombuffer(view.buffers()[1], np.uint8).tobytes())
+    data = [bytearray(np.frombuffer(b, np.uint8).tobytes()) for b in view.buffers()[2:]]
+    batch = _core.ViewBatch(views, data)
+    with pytest.raises(BufferError):
+        views.extend(b"x" * 4096)  # the batch holds the export: no resize under it
+    with pytest.raises(BufferError):
+        data[0].clear()
+    f = bloomkit.BloomFilter(100, 1e-9)
+    f.update(batch)
+    assert f.contains_many(values).all()
+    views[12:16] = np.int32(10**6).tobytes()  # key 0's offset, changed after validation
+    f.update(batch)  # no out-of-bounds read: that view hashes as the empty key
+    assert b"" in f
+    del batch
+    views.extend(b"x")  # released with the batch
+
+
 def _batch_of(keys):
     from bloomkit import _batch
 

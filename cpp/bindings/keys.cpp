@@ -177,8 +177,8 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.
 
 // ------------------------------------------------------------------ ViewBatch
 
-ViewBatch::ViewBatch(py::buffer views, py::list buffers) : views_owner_(views) {
-    const py::buffer_info info = views.request();
+ViewBatch::ViewBatch(py::buffer views, py::list buffers) : views_view_(views.request()) {
+    const py::buffer_info& info = views_view_;
     if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1)
         throw py::value_error("ViewBatch views must be a contiguous byte buffer");
     if (info.size % static_cast<py::ssize_t>(bloomkit::ViewKeys::kViewBytes) != 0)
@@ -186,11 +186,10 @@ ViewBatch::ViewBatch(py::buffer views, py::list buffers) : views_owner_(views) {
     views_ = static_cast<const uint8_t*>(info.ptr);
     count_ = static_cast<size_t>(info.size) / bloomkit::ViewKeys::kViewBytes;
     for (py::handle item : buffers) {
-        py::buffer buffer = py::reinterpret_borrow<py::buffer>(item);
-        const py::buffer_info data = buffer.request();
+        data_views_.push_back(py::reinterpret_borrow<py::buffer>(item).request());
+        const py::buffer_info& data = data_views_.back();
         if (data.ndim != 1 || data.itemsize != 1 || data.strides[0] != 1)
             throw py::value_error("ViewBatch data buffers must be contiguous byte buffers");
-        owners_.push_back(buffer);
         pointers_.push_back(static_cast<const uint8_t*>(data.ptr));
         sizes_.push_back(static_cast<uint64_t>(data.size));
     }

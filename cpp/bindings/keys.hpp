@@ -128,8 +128,10 @@ class ViewBatch {
     }
 
   private:
-    py::buffer views_owner_;
-    std::vector<py::buffer> owners_;
+    // Held exports (not just references): a bytearray cannot be resized or
+    // freed under a held buffer, so the pointers stay valid (as OffsetBatch).
+    py::buffer_info views_view_;
+    std::vector<py::buffer_info> data_views_;
     std::vector<const uint8_t*> pointers_;
     std::vector<uint64_t> sizes_;
     const uint8_t* views_ = nullptr;

@@ -256,9 +256,16 @@ class ViewKeys {
 
     Hash128 hash(size_t i, uint32_t seed) const {
         const int32_t len = field(i, 0);
-        const uint8_t* data = len <= kInlineMax ? views_ + i * kViewBytes + 4
-                                                : buffers_[field(i, 8)] + field(i, 12);
-        return murmur3_x64_128(data, static_cast<size_t>(len), seed);
+        if (len >= 0 && len <= kInlineMax) return murmur3_x64_128(views_ + i * kViewBytes + 4, static_cast<size_t>(len), seed);
+        // Checked again at use (cheap next to hashing): views in writable
+        // memory changed after first_invalid() must not read out of bounds;
+        // such a view hashes as the empty key.
+        const int32_t index = field(i, 8);
+        const int32_t offset = field(i, 12);
+        if (len < 0 || index < 0 || static_cast<size_t>(index) >= num_buffers_ || offset < 0 ||
+            static_cast<uint64_t>(offset) + static_cast<uint64_t>(len) > sizes_[index])
+            return murmur3_x64_128(views_, 0, seed);
+        return murmur3_x64_128(buffers_[index] + offset, static_cast<size_t>(len), seed);
     }
 
   private:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from . import _args, _filters, _input, _progress
+from . import _args, _filters, _input, build
 from ._errors import CliError
-from ._signals import SignalGuard
 
 
 def register(commands) -> None:
@@ -36,17 +35,10 @@ def run(args) -> int:
     output = args.output or args.filter
     _filters.check_writable(output)
     filter_ = _filters.load(args.filter)
-    progress = _progress.Progress(_input.total_size(names), _progress.wanted(args.quiet, writes_stdout=False), "add")
     try:
-        with SignalGuard():
-            for block in _input.line_blocks(names, args.block_size, progress):
-                keys = _input.parse_integers(block.lines, block) if args.int else block.lines
-                try:
-                    filter_.update(keys)
-                except RuntimeError as error:  # FilterFullError: the file stays as it was
-                    raise CliError(f"{args.filter}: {error}; the file was not changed") from None
-    finally:
-        progress.close()
+        build.insert_lines(filter_, names, args, "add")
+    except RuntimeError as error:  # a full cuckoo filter: the file stays as it was
+        raise CliError(f"{args.filter}: {error}; the file was not changed") from None
     _filters.save(filter_, output)
     warning = _filters.overfull_warning(filter_)
     if warning:

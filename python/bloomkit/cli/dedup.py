@@ -17,7 +17,7 @@ import sys
 from itertools import compress
 
 from . import _args, _filters, _input, _progress
-from ._errors import Interrupted
+from ._errors import CliError, Interrupted
 from ._signals import SignalGuard
 
 DEFAULT_ERROR_RATE = _args.DEFAULT_ERROR_RATE
