@@ -182,7 +182,8 @@ def test_cli_info_on_dev_zero_fails_fast():
     start = time.perf_counter()
     result = run_cli("info", "/dev/zero")
     assert result.returncode == 2
-    assert "not a valid bloomkit filter: not a bloomkit filter: bad magic bytes" in result.stderr
+    assert "/dev/zero: not a bloomkit filter: bad magic bytes" in result.stderr
+    assert result.stderr.count("not a") == 1  # issue 12: the phrase is said once
     assert time.perf_counter() - start < 20
 
 
