@@ -17,7 +17,11 @@ from .calc import (
     false_positive_rate as false_positive_rate,
 )
 from .counting_bloom import CountingBloomFilter as CountingBloomFilter
-from .cuckoo import CuckooFilter as CuckooFilter, FilterFullError as FilterFullError
+from .cuckoo import (
+    CuckooFilter as CuckooFilter,
+    FilterFullError as FilterFullError,
+    TooManyCopiesError as TooManyCopiesError,
+)
 from .dedup import dedup_mask as dedup_mask
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
 
@@ -33,6 +37,7 @@ __all__ = [
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",
     "calc",
