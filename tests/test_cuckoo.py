@@ -226,20 +226,20 @@ def test_bad_keys_raise_and_change_nothing():
     f = CuckooFilter(100)
     f.update(["x", "y"])
     before = f.to_bytes()
-    with pytest.raises(TypeError, match="unsupported type 'float'"):
-        f.add(1.5)
+    with pytest.raises(TypeError, match="unsupported type 'complex'"):
+        f.add(1j)
     with pytest.raises(TypeError, match="key at index 2 has unsupported type 'NoneType'"):
         f.add_many(["a", "b", None])
     with pytest.raises(TypeError, match="key at index 1 has unsupported type 'bool'"):
         f.remove_many(["x", True])
-    with pytest.raises(TypeError, match="unsupported type 'float'"):
-        f.remove(2.5)
-    with pytest.raises(TypeError, match="unsupported type 'float'"):
-        f.count(2.5)
+    with pytest.raises(TypeError, match="unsupported type 'complex'"):
+        f.remove(2j)
+    with pytest.raises(TypeError, match="unsupported type 'complex'"):
+        f.count(2j)
     with pytest.raises(ValueError, match=r"int outside \[-2\*\*63, 2\*\*64\)"):
         f.discard(2**64)
-    with pytest.raises(TypeError, match="unsupported type 'float'"):
-        1.5 in f
+    with pytest.raises(TypeError, match="unsupported type 'complex'"):
+        1j in f
     assert f.to_bytes() == before
 
 
