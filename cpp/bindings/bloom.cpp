@@ -28,8 +28,7 @@ void bind_bloom(py::module_& m) {
         py::array_t<uint64_t> result({static_cast<py::ssize_t>(batch.size()), static_cast<py::ssize_t>(k)});
         uint64_t* out = result.mutable_data();
         // Positions depend only on the geometry, which never changes, so no lock.
-        py::gil_scoped_release release;
-        batch.visit([&](const auto& source) { self.core.positions_many(source, out); });
+        AccessGuard::without_gil([&] { batch.visit([&](const auto& source) { self.core.positions_many(source, out); }); });
         return result;
     });
     // The payload bytes of docs/FORMAT.md alone, and their replacement, for
