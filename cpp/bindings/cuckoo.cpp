@@ -3,6 +3,9 @@
 
 #include <pybind11/stl.h>
 
+#include <tuple>
+#include <vector>
+
 #include "common.hpp"
 #include "removal.hpp"
 
@@ -36,13 +39,18 @@ void bind_cuckoo(py::module_& m) {
                               [](G& self) { return self.guard.read([&] { return self.core.num_buckets(); }); });
     cls.def_property_readonly("is_full", [](G& self) { return self.guard.read([&] { return self.core.full(); }); });
     // Per stage: (num_buckets, fingerprint_bits, stored, victim_used).
+    // The rows are collected as C++ values: guard.read may run its function
+    // with the GIL released (a batch in flight), where no Python object may
+    // be created; pybind11 converts the vector once the GIL is back.
     cls.def_property_readonly("_stages", [](G& self) {
-        return self.guard.read([&] {
-            py::list out;
+        using Row = std::tuple<uint64_t, unsigned, uint64_t, bool>;
+        std::vector<Row> rows = self.guard.read([&] {
+            std::vector<Row> out;
             for (const CuckooTable& t : self.core.stages())
-                out.append(py::make_tuple(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full()));
+                out.emplace_back(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full());
             return out;
         });
+        return rows;
     });
 }
 
