@@ -163,7 +163,7 @@ BAD_INPUT = [
     (lambda f: 1.5 in f, TypeError, "key has unsupported type 'float'"),
     (lambda f: f.add_many(["a", b"b", 3, 4.0]), TypeError, "key at index 3 has unsupported type 'float'"),
     (lambda f: f.update(["new-1", "new-2", None]), TypeError, "key at index 2 has unsupported type 'NoneType'"),
-    (lambda f: f.add_many(np.zeros((3, 1), np.int64)), ValueError, "key arrays must be 1-D, got a 2-D array"),
+    (lambda f: f.add_many(np.zeros((3, 1), np.int64)), ValueError, r"key arrays must be 1-D \(or 2-D uint8, one binary key per row\), got a 2-D array"),
     (lambda f: f.add_many(np.array([1.0])), TypeError, "unsupported key array dtype 'float64'"),
     (lambda f: f.update(b"bytes"), TypeError, "expected an iterable of keys, got a single 'bytes'"),
     (lambda f: f.add_many("abc"), TypeError, "expected an iterable of keys, got a single 'str'"),

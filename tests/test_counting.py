@@ -393,10 +393,10 @@ def _rebuilt(params_edit=None, payload=None):
         (lambda f: f.__setitem__(5, 0), "counter_bits must be 4, 8 or 16, got 0"),
         (lambda f: f.__setitem__(6, 1), "reserved field is not zero"),
         (lambda f: f.__setitem__(1, 0), "num_hashes must be in"),
-        (lambda f: f.__setitem__(0, 0), "num_bits must be at least 1"),
+        (lambda f: f.__setitem__(0, 0), r"num_bits must be in \[1, 2\*\*63\), got 0"),
         (lambda f: f.__setitem__(4, 1.5), "error_rate must be in"),
-        (lambda f: f.__setitem__(3, 0), "capacity must be at least 1"),
-        (lambda f: f.__setitem__(0, 2**63), "payload is 480 bytes but 9223372036854775808 counters of 4 bits"),
+        (lambda f: f.__setitem__(3, 0), r"capacity must be in \[1, 2\*\*63\), got 0"),
+        (lambda f: f.__setitem__(0, 2**63 - 1), "payload is 480 bytes but 9223372036854775807 counters of 4 bits"),
         (lambda f: f.__setitem__(5, 8), "payload is 480 bytes but 959 counters of 8 bits need 960"),
     ],
 )

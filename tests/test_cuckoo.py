@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bloomkit
-from bloomkit import CuckooFilter, CuckooParams, FilterFullError, calc, cuckoo_params
+from bloomkit import CuckooFilter, CuckooParams, FilterFullError, TooManyCopiesError, calc, cuckoo_params
 from support import disjoint_random_u64, fpr_upper_bound, fuzz_corruptions, make_frame, random_strings, split_frame
 
 PARAMS_AT = 24  # the frame header is 24 bytes (docs/FORMAT.md)
@@ -349,8 +349,9 @@ def test_a_key_can_be_stored_2b_times(bucket_size):
         f.add("dup")
     assert f.count("dup") == limit
     before = f.to_bytes()
-    with pytest.raises(FilterFullError, match=rf"a key can be stored at most 2\*bucket_size = {limit} times.*the filter is not full"):
+    with pytest.raises(TooManyCopiesError, match=rf"a key can be stored at most 2\*bucket_size = {limit} times.*the filter is not full") as info:
         f.add("dup")
+    assert not isinstance(info.value, FilterFullError) and info.value.index is None
     assert f.to_bytes() == before and not f.is_full
     f.add("other")  # the filter still takes other keys
     for _ in range(limit):
@@ -359,9 +360,22 @@ def test_a_key_can_be_stored_2b_times(bucket_size):
         f.remove("dup")
 
 
+def test_many_copies_of_one_key_do_not_make_the_filter_full():
+    # The report: 16 copies of one key in a 500-key filter with 8-slot
+    # buckets made it "full" at 3 % load.
+    f = CuckooFilter(500, fingerprint_bits=32, bucket_size=8)
+    for _ in range(16):
+        f.add("same")
+    with pytest.raises(TooManyCopiesError, match="the filter is not full"):
+        f.add("same")
+    assert not f.is_full and f.load_factor < 0.05
+    f.update(range(480))  # the rest of the capacity still fits
+    assert len(f) == 496 and all(k in f for k in range(480))
+
+
 def test_add_many_stops_at_the_duplicate_limit():
     f = CuckooFilter(100)
-    with pytest.raises(FilterFullError, match=r"^key at index 8: the key's two buckets") as info:
+    with pytest.raises(TooManyCopiesError, match=r"^key at index 8: the key's two buckets") as info:
         f.add_many(["x"] * 10)
     assert info.value.index == 8 and f.count("x") == 8 and len(f) == 8
 
@@ -448,7 +462,7 @@ def test_behaves_like_a_multiset(ops, auto_grow):
                 expected = [model[k] > 0 for k in pair]
                 try:
                     assert f.add_many(pair).tolist() == expected
-                except FilterFullError as error:
+                except (FilterFullError, TooManyCopiesError) as error:
                     for k in pair[: error.index]:  # the exact partial effect
                         model[k] += 1
                     raise
@@ -465,8 +479,8 @@ def test_behaves_like_a_multiset(ops, auto_grow):
                 model[key] -= 2
         except KeyError:
             assert model[key] < (2 if op == "remove_many" else 1) and f.to_bytes() == before
-        except FilterFullError as error:
-            assert not auto_grow or "cannot grow" in str(error) or "2*bucket_size" in str(error)
+        except (FilterFullError, TooManyCopiesError) as error:
+            assert not auto_grow or "cannot grow" in str(error) or isinstance(error, TooManyCopiesError)
             assert f.to_bytes() == before or (op == "add_many" and error.index == 1)
         assert model[key] >= 0
         assert all(f.count(k) == model[k] for k in list(model) + [key, key + 100])
@@ -759,7 +773,7 @@ def full_frame():
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda d: patch(d, PARAMS_AT, "<Q", 0), "capacity must be at least 1"),
+        (lambda d: patch(d, PARAMS_AT, "<Q", 0), r"capacity must be in \[1, 2\*\*63\), got 0"),
         (lambda d: patch(d, PARAMS_AT + 8, "<d", 1.0), r"error_rate must be in \(0, 1\)"),
         (lambda d: patch(d, PARAMS_AT + 8, "<d", float("nan")), r"error_rate must be in \(0, 1\)"),
         (lambda d: patch(d, PARAMS_AT + 16, "<Q", 0), r"num_buckets must be in \[1, 2\*\*48\], got 0"),

@@ -7,10 +7,16 @@
 // bound here, so single-key calls reach C++ with no Python frame in between.
 #pragma once
 
+#include <bloomkit/format.hpp>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -50,10 +56,101 @@ inline py::bytes to_py_bytes(const std::vector<uint8_t>& data) {
     return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());
 }
 
+// Writes into a preallocated buffer of known size; refuses to overflow it.
+class SpanSink : public bloomkit::FrameSink {
+  public:
+    SpanSink(uint8_t* data, size_t size) : data_(data), size_(size) {}
+    void write(const uint8_t* data, size_t len) override {
+        if (overflow_ || len > size_ - used_) {
+            overflow_ = true;
+            return;
+        }
+        std::memcpy(data_ + used_, data, len);
+        used_ += len;
+    }
+    bool filled_exactly() const { return !overflow_ && used_ == size_; }
+
+  private:
+    uint8_t* data_;
+    size_t size_;
+    size_t used_ = 0;
+    bool overflow_ = false;
+};
+
+// Writes to a file descriptor (all of it, retrying short writes and EINTR);
+// after an error it stops and keeps errno for the caller.
+class FdSink : public bloomkit::FrameSink {
+  public:
+    explicit FdSink(int fd) : fd_(fd) {}
+    void write(const uint8_t* data, size_t len) override {
+        while (error_ == 0 && len > 0) {
+            const ssize_t n = ::write(fd_, data, len < (size_t(1) << 30) ? len : (size_t(1) << 30));
+            if (n < 0) {
+                if (errno != EINTR) error_ = errno;
+                continue;
+            }
+            data += n;
+            len -= static_cast<size_t>(n);
+        }
+    }
+    int error() const { return error_; }
+
+  private:
+    int fd_;
+    int error_ = 0;
+};
+
+// The frame as a bytes object, written straight into it: the frame is
+// sized by a dry run, the bytes object allocated with the GIL, then filled
+// under the read lock without it. A grown filter (another thread added a
+// slice or stage in between) changes the size; then it is done again.
+template <class Core>
+py::bytes frame_to_bytes(Guarded<Core>& self) {
+    for (;;) {
+        const uint64_t size = self.guard.read([&] {
+            bloomkit::CountingSink counter;
+            self.core.serialize_to(counter);
+            return counter.count();
+        });
+        PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+        if (raw == nullptr) throw py::error_already_set();
+        py::bytes out = py::reinterpret_steal<py::bytes>(raw);
+        auto* data = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(raw));
+        const bool complete = self.guard.released_read([&] {
+            SpanSink sink(data, size);
+            self.core.serialize_to(sink);
+            return sink.filled_exactly();
+        });
+        if (complete) return out;
+    }
+}
+
 template <class Core>
 py::object common_add(Guarded<Core>& self, py::handle key) {
     const Hash128 h = hash_key(key, self.core.seed());
     return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+}
+
+// Every this many single-key adds, `add` calls the Python method
+// self._check_capacity(1) (bloomkit/_capacity.py), which warns once when the
+// filter has gone over capacity. Batches are checked after each call in
+// Python; this keeps the per-key cost of `add` to a counter increment.
+constexpr uint32_t kCapacityCheckInterval = 65536;
+
+template <class Core>
+PyObject* checked_add(PyObject* self, PyObject* key) {
+    try {
+        Guarded<Core>& guarded = self_object<Guarded<Core>>(self);
+        py::object result = common_add(guarded, key);
+        if (++guarded.unchecked_adds >= kCapacityCheckInterval) {
+            guarded.unchecked_adds = 0;
+            if (PyObject_HasAttrString(self, "_check_capacity")) py::handle(self).attr("_check_capacity")(1);
+        }
+        return result.release().ptr();
+    } catch (...) {
+        py::detail::try_translate_exceptions();
+        return nullptr;
+    }
 }
 
 template <class Core>
@@ -78,12 +175,11 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             py::arg("other"));
     cls.def(py::init([](py::handle frame) {
                 ByteBuffer buffer(frame);
-                py::gil_scoped_release release;
-                return new G(Core::deserialize(buffer.data(), buffer.size()));
+                return AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); });
             }),
             py::arg("frame"));
 
-    def_meth_o(cls, "add", meth_o<G, &common_add<Core>>,
+    def_meth_o(cls, "add", checked_add<Core>,
                "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
     def_meth_o(cls, "contains", meth_o<G, &common_contains_object<Core>>,
                "contains($self, key, /)\n--\n\nTrue if key is (probably) in the filter.");
@@ -120,15 +216,30 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         py::arg("keys"));
 
     cls.def("clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
-    cls.def("to_bytes", [](G& self) {
-        std::vector<uint8_t> frame = self.guard.released_read([&] { return self.core.serialize(); });
-        return to_py_bytes(frame);
-    }, "The filter in the bloomkit binary format (docs/FORMAT.md).");
+    cls.def("to_bytes", [](G& self) { return frame_to_bytes(self); },
+            "The filter in the bloomkit binary format (docs/FORMAT.md).");
+    cls.def(
+        "_write_frame",
+        [](G& self, int fd) {
+            int error = 0;
+            self.guard.released_read([&] {
+                FdSink sink(fd);
+                self.core.serialize_to(sink);
+                error = sink.error();
+            });
+            if (error != 0) {
+                errno = error;
+                PyErr_SetFromErrno(PyExc_OSError);
+                throw py::error_already_set();
+            }
+        },
+        py::arg("fd"), "Stream the frame to an open file descriptor (no copy of the filter in memory).");
     cls.def("_equals", [](G& self, G& other) {
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
     });
     cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); }, "Hash seed (0 <= seed < 2**32).");
-    cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); },
+    // Read under the guard: a grown scalable or cuckoo filter changes size.
+    cls.def_property_readonly("nbytes", [](G& self) { return self.guard.read([&] { return self.core.nbytes(); }); },
                               "Bytes of filter storage (bits or counters), excluding object overhead.");
 }
 

@@ -39,18 +39,18 @@ void bind_cuckoo(py::module_& m) {
                               [](G& self) { return self.guard.read([&] { return self.core.num_buckets(); }); });
     cls.def_property_readonly("is_full", [](G& self) { return self.guard.read([&] { return self.core.full(); }); });
     // Per stage: (num_buckets, fingerprint_bits, stored, victim_used).
-    // The rows are collected as C++ values: guard.read may run its function
-    // with the GIL released (a batch in flight), where no Python object may
-    // be created; pybind11 converts the vector once the GIL is back.
     cls.def_property_readonly("_stages", [](G& self) {
-        using Row = std::tuple<uint64_t, unsigned, uint64_t, bool>;
-        std::vector<Row> rows = self.guard.read([&] {
-            std::vector<Row> out;
+        // Read under the guard (which may release the GIL), build Python objects after.
+        using Stage = std::tuple<uint64_t, unsigned, uint64_t, bool>;
+        const std::vector<Stage> stages = self.guard.read([&] {
+            std::vector<Stage> out;
             for (const CuckooTable& t : self.core.stages())
                 out.emplace_back(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full());
             return out;
         });
-        return rows;
+        py::list out;
+        for (const Stage& s : stages) out.append(py::make_tuple(std::get<0>(s), std::get<1>(s), std::get<2>(s), std::get<3>(s)));
+        return out;
     });
 }
 

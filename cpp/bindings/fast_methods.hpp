@@ -10,8 +10,12 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cxxabi.h>
+
 #include <stdexcept>
 #include <string>
+
+#include "guard.hpp"
 
 namespace bloomkit_py {
 
@@ -27,7 +31,7 @@ Self& self_object(PyObject* self) {
     auto* instance = reinterpret_cast<py::detail::instance*>(self);
     if (!instance->simple_layout) return py::handle(self).cast<Self&>();
     if (!instance->simple_holder_constructed || instance->simple_value_holder[0] == nullptr)
-        throw py::type_error(std::string(Py_TYPE(self)->tp_name) + " object is not initialised (__init__ was not called)");
+        throw not_initialised(self);
     return *static_cast<Self*>(instance->simple_value_holder[0]);
 }
 
@@ -36,6 +40,8 @@ template <class Self, py::object (*Fn)(Self&, py::handle)>
 PyObject* meth_o(PyObject* self, PyObject* key) {
     try {
         return Fn(self_object<Self>(self), key).release().ptr();
+    } catch (abi::__forced_unwind&) {
+        throw;  // thread ending at interpreter exit (guard.hpp, without_gil)
     } catch (...) {
         py::detail::try_translate_exceptions();
         return nullptr;
@@ -60,6 +66,8 @@ template <class Self, bool (*Fn)(Self&, py::handle)>
 int sq_contains(PyObject* self, PyObject* key) {
     try {
         return Fn(self_object<Self>(self), key) ? 1 : 0;
+    } catch (abi::__forced_unwind&) {
+        throw;
     } catch (...) {
         py::detail::try_translate_exceptions();
         return -1;

@@ -11,8 +11,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <exception>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -52,11 +55,44 @@ class AccessGuard {
     static auto released_pair(AccessGuard& first, AccessGuard& second, F&& f) {
         InFlight first_registration(first.in_flight_);
         InFlight second_registration(second.in_flight_);
-        py::gil_scoped_release release;
-        FirstLock first_lock(first.mutex_, std::defer_lock);
-        std::shared_lock<std::shared_mutex> second_lock(second.mutex_, std::defer_lock);
-        std::lock(first_lock, second_lock);
-        return f();
+        return without_gil([&] {
+            FirstLock first_lock(first.mutex_, std::defer_lock);
+            std::shared_lock<std::shared_mutex> second_lock(second.mutex_, std::defer_lock);
+            std::lock(first_lock, second_lock);
+            return f();
+        });
+    }
+
+    // Runs f() (which must not touch any Python object) with the GIL
+    // released. The GIL is re-acquired in straight-line code, not in a
+    // destructor as py::gil_scoped_release does: at interpreter exit a daemon
+    // thread re-acquiring the GIL is ended by PyEval_RestoreThread with
+    // pthread_exit, whose forced unwinding through a noexcept destructor calls
+    // std::terminate (exit status 134 instead of 0). Here it unwinds normally.
+    template <class F>
+    static auto without_gil(F&& f) -> decltype(f()) {
+        using Result = decltype(f());
+        PyThreadState* state = PyEval_SaveThread();
+        std::exception_ptr error;
+        if constexpr (std::is_void<Result>::value) {
+            try {
+                f();
+            } catch (...) {
+                error = std::current_exception();
+            }
+            PyEval_RestoreThread(state);
+            if (error) std::rethrow_exception(error);
+        } else {
+            std::optional<Result> result;
+            try {
+                result.emplace(f());
+            } catch (...) {
+                error = std::current_exception();
+            }
+            PyEval_RestoreThread(state);
+            if (error) std::rethrow_exception(error);
+            return std::move(*result);
+        }
     }
 
   private:
@@ -72,9 +108,10 @@ class AccessGuard {
     template <class Lock, class F>
     auto released(F&& f) {
         InFlight registration(in_flight_);
-        py::gil_scoped_release release;
-        Lock lock(mutex_);
-        return f();
+        return without_gil([&] {
+            Lock lock(mutex_);
+            return f();
+        });
     }
 
     std::shared_mutex mutex_;
@@ -113,6 +150,40 @@ struct Guarded {
     explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...) {}
     Core core;
     AccessGuard guard;
+    // Single-key adds since the last capacity check (common.hpp); GIL-protected.
+    uint32_t unchecked_adds = 0;
 };
 
+// The TypeError for an object made with Cls.__new__(Cls) whose __init__
+// never ran: it holds no C++ object, so no method may run on it.
+inline py::type_error not_initialised(py::handle self) {
+    return py::type_error(std::string(Py_TYPE(self.ptr())->tp_name) +
+                          " object is not initialised (__init__ was not called)");
+}
+
 }  // namespace bloomkit_py
+
+namespace pybind11 {
+namespace detail {
+
+// Every binding that takes a filter (`self` or another operand) receives it
+// through this caster, which refuses an instance whose holder was never
+// constructed. pybind11's own caster would hand over whatever the value
+// pointer holds, so without this check methods read garbage or crash.
+template <class Core>
+class type_caster<bloomkit_py::Guarded<Core>> : public type_caster_base<bloomkit_py::Guarded<Core>> {
+    using Base = type_caster_base<bloomkit_py::Guarded<Core>>;
+
+  public:
+    bool load(handle src, bool convert) {
+        if (!Base::load(src, convert)) return false;
+        if (!isinstance(src, get_type_handle(typeid(bloomkit_py::Guarded<Core>), false))) return true;
+        auto* inst = reinterpret_cast<instance*>(src.ptr());
+        const value_and_holder v_h = inst->get_value_and_holder(get_type_info(typeid(bloomkit_py::Guarded<Core>)));
+        if (!v_h.holder_constructed() || v_h.value_ptr() == nullptr) throw bloomkit_py::not_initialised(src);
+        return true;
+    }
+};
+
+}  // namespace detail
+}  // namespace pybind11

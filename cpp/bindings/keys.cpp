@@ -81,11 +81,14 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
         return out;
     }
     if (PyMemoryView_Check(obj)) {
-        const Py_buffer* view = PyMemoryView_GET_BUFFER(obj);
-        if (!PyBuffer_IsContiguous(view, 'C'))
+        // Acquired, not peeked at: a released memoryview's pointer is freed
+        // memory, and PyObject_GetBuffer is what refuses it.
+        if (!out.hold_buffer(obj)) {
+            PyErr_Clear();
+            throw py::value_error(where(index) + " is a released or unreadable memoryview");
+        }
+        if (!out.buffer_is_contiguous())
             throw py::value_error(where(index) + " is a non-contiguous memoryview: keys must be C-contiguous buffers");
-        out.data = static_cast<const uint8_t*>(view->buf);
-        out.size = static_cast<size_t>(view->len);
         return out;
     }
     if (is_numpy_integer(key)) {
@@ -112,8 +115,8 @@ py::bytes canonical_bytes(py::handle key) {
 
 // ---------------------------------------------------------------- OffsetBatch
 
-OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_owner_(data), offsets_owner_(offsets) {
-    const py::buffer_info data_info = data.request();
+OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.request()) {
+    const py::buffer_info& data_info = data_view_;
     const py::buffer_info offsets_info = offsets.request();
     if (data_info.ndim != 1 || offsets_info.ndim != 1)
         throw py::value_error("OffsetBatch needs 1-D data and offsets buffers");
@@ -126,12 +129,17 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_owner_(data
     if (offsets_info.shape[0] < 1) throw py::value_error("OffsetBatch needs at least one offset");
     wide_ = offsets_info.itemsize == 8;
     data_ = static_cast<const uint8_t*>(data_info.ptr);
-    offsets_ = offsets_info.ptr;
     count_ = static_cast<size_t>(offsets_info.shape[0] - 1);
     const int64_t data_size = static_cast<int64_t>(data_info.size);
-    auto offset_at = [&](size_t i) -> int64_t {
-        return wide_ ? static_cast<const int64_t*>(offsets_)[i] : static_cast<const int32_t*>(offsets_)[i];
-    };
+    // Copy, then check the copy: the checked values are the ones used.
+    if (wide_) {
+        const auto* source = static_cast<const int64_t*>(offsets_info.ptr);
+        offsets64_.assign(source, source + count_ + 1);
+    } else {
+        const auto* source = static_cast<const int32_t*>(offsets_info.ptr);
+        offsets32_.assign(source, source + count_ + 1);
+    }
+    auto offset_at = [&](size_t i) -> int64_t { return wide_ ? offsets64_[i] : offsets32_[i]; };
     int64_t previous = offset_at(0);
     if (previous < 0 || previous > data_size) throw py::value_error("OffsetBatch offset 0 is outside the data");
     for (size_t i = 1; i <= count_; ++i) {
@@ -165,17 +173,35 @@ KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
 }
 
 void KeyBatch::from_array(py::array array) {
-    if (array.ndim() != 1)
-        throw py::value_error("key arrays must be 1-D, got a " + std::to_string(array.ndim()) + "-D array");
     py::dtype dtype = array.dtype();
     const char kind = dtype.kind();
+    if (array.ndim() == 2 && kind == 'u' && dtype.itemsize() == 1) {
+        from_byte_rows(array);
+        return;
+    }
+    if (array.ndim() != 1)
+        throw py::value_error("key arrays must be 1-D (or 2-D uint8, one binary key per row), got a " +
+                              std::to_string(array.ndim()) + "-D array of dtype '" + std::string(py::str(dtype)) +
+                              "'");
     if (kind == 'O') {
         from_object_array(array);
         return;
     }
+    if (kind == 'V') {
+        if (!dtype.attr("names").is_none())
+            throw py::type_error("structured dtype '" + std::string(py::str(dtype)) +
+                                 "' is not a key type: pass one field, or raw bytes as dtype 'V<n>'");
+        owner_ = array;
+        base_ = static_cast<const uint8_t*>(array.data());
+        count_ = static_cast<size_t>(array.shape(0));
+        stride_ = static_cast<ptrdiff_t>(array.strides(0));
+        itemsize_ = static_cast<size_t>(array.itemsize());
+        kind_ = Kind::RawBytes;
+        return;
+    }
     if (kind != 'i' && kind != 'u' && kind != 'S' && kind != 'U')
         throw py::type_error("unsupported key array dtype '" + std::string(py::str(dtype)) +
-                             "': key arrays must hold integers, bytes (S), str (U) or objects");
+                             "': key arrays must hold integers, bytes (S), raw binary (V), str (U) or objects");
     if (!dtype.attr("isnative").cast<bool>())
         array = array.attr("astype")(dtype.attr("newbyteorder")("="));
     owner_ = array;
@@ -185,6 +211,7 @@ void KeyBatch::from_array(py::array array) {
     itemsize_ = static_cast<size_t>(array.itemsize());
     if (kind == 'S') {
         kind_ = Kind::FixedBytes;
+        warn_if_binary();
         return;
     }
     if (kind == 'U') {
@@ -203,6 +230,41 @@ void KeyBatch::from_array(py::array array) {
         case 8: kind_ = is_signed ? Kind::Int64 : Kind::UInt64; break;
         default:
             throw py::type_error("unsupported integer key width of " + std::to_string(itemsize_) + " bytes");
+    }
+}
+
+// A 2-D uint8 array: row i (all shape[1] bytes, NULs included) is key i.
+void KeyBatch::from_byte_rows(py::array array) {
+    if (array.strides(1) != 1)
+        throw py::value_error("a 2-D uint8 key array needs contiguous rows (use numpy.ascontiguousarray)");
+    owner_ = array;
+    base_ = static_cast<const uint8_t*>(array.data());
+    count_ = static_cast<size_t>(array.shape(0));
+    stride_ = static_cast<ptrdiff_t>(array.strides(0));
+    itemsize_ = static_cast<size_t>(array.shape(1));
+    kind_ = Kind::RawBytes;
+}
+
+// NumPy 'S' items lose their trailing NUL bytes (numpy.bytes_ semantics,
+// which the key follows so that b"ab" in an S4 array matches the key
+// b"ab"). Binary data such as digests ends in NUL one time in 256 and then
+// silently becomes another key. An item with a NUL *inside* it is binary
+// data for sure, so such an array gets a warning pointing at the lossless
+// forms ('V<n>' dtype or 2-D uint8 rows); text never has interior NULs.
+void KeyBatch::warn_if_binary() const {
+    for (size_t i = 0; i < count_; ++i) {
+        const uint8_t* item = base_ + static_cast<ptrdiff_t>(i) * stride_;
+        size_t len = itemsize_;
+        while (len > 0 && item[len - 1] == 0) --len;
+        if (len > 0 && std::memchr(item, 0, len) != nullptr) {
+            const std::string message =
+                "key at index " + std::to_string(i) +
+                " of this 'S' array holds binary data (a NUL byte inside it): NumPy 'S' items drop trailing NUL "
+                "bytes, so binary keys ending in NUL would become different keys. Pass fixed-width binary keys "
+                "losslessly as array.view('V" + std::to_string(itemsize_) + "') or as a 2-D uint8 array";
+            if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 2) != 0) throw py::error_already_set();
+            return;
+        }
     }
 }
 

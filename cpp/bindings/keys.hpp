@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bloomkit_py {
@@ -20,16 +21,58 @@ using bloomkit::Hash128;
 
 // A single key's canonical form: a byte span, or an integer whose canonical
 // bytes are its 8-byte little-endian encoding. The span points into the
-// Python object and is valid while it is alive and the GIL is held.
-struct CanonicalKey {
+// Python object and is valid while it is alive and the GIL is held; for a
+// memoryview it points into a buffer acquired through the buffer protocol
+// and held by this object (a released memoryview is refused, and the
+// exporter cannot free or resize the memory while the key holds it).
+class CanonicalKey {
+  public:
     bool is_integer = false;
     uint64_t integer = 0;
     const uint8_t* data = nullptr;
     size_t size = 0;
 
+    CanonicalKey() = default;
+    CanonicalKey(CanonicalKey&& other) noexcept { *this = std::move(other); }
+    CanonicalKey& operator=(CanonicalKey&& other) noexcept {
+        if (this != &other) {
+            release();
+            is_integer = other.is_integer;
+            integer = other.integer;
+            data = other.data;
+            size = other.size;
+            view_ = other.view_;
+            holds_view_ = other.holds_view_;
+            other.holds_view_ = false;
+        }
+        return *this;
+    }
+    CanonicalKey(const CanonicalKey&) = delete;
+    CanonicalKey& operator=(const CanonicalKey&) = delete;
+    ~CanonicalKey() { release(); }
+
+    // Acquires `obj`'s buffer (C-contiguous, read-only access) and points
+    // the key at it; false with a Python error set when it cannot.
+    bool hold_buffer(PyObject* obj) {
+        if (PyObject_GetBuffer(obj, &view_, PyBUF_FULL_RO) != 0) return false;
+        holds_view_ = true;
+        data = static_cast<const uint8_t*>(view_.buf);
+        size = static_cast<size_t>(view_.len);
+        return true;
+    }
+    bool buffer_is_contiguous() const { return !holds_view_ || PyBuffer_IsContiguous(&view_, 'C'); }
+
     Hash128 hash(uint32_t seed) const {
         return is_integer ? bloomkit::murmur3_x64_128_u64(integer, seed) : bloomkit::murmur3_x64_128(data, size, seed);
     }
+
+  private:
+    void release() {
+        if (holds_view_) PyBuffer_Release(&view_);
+        holds_view_ = false;
+    }
+    Py_buffer view_{};
+    bool holds_view_ = false;
 };
 
 // Converts one Python key; throws TypeError / ValueError naming the key's
@@ -44,7 +87,12 @@ py::bytes canonical_bytes(py::handle key);
 
 // Keys given to Python as an Arrow-style pair of buffers (built by the
 // Python layer from pyarrow arrays): `data` bytes and count+1 `offsets`.
-// The constructor checks the offsets are monotone and inside `data`.
+//
+// The data buffer is acquired through the buffer protocol and held for the
+// object's lifetime, so its exporter can neither free nor resize it. The
+// offsets are copied while they are checked (monotone, inside the data):
+// batches read them later without the GIL, when another thread could have
+// rewritten a caller's offsets array; the copy is what was validated.
 class OffsetBatch {
   public:
     OffsetBatch(py::buffer data, py::buffer offsets);
@@ -52,16 +100,16 @@ class OffsetBatch {
     template <class F>
     void visit(F&& f) const {
         if (wide_)
-            f(bloomkit::OffsetKeys<int64_t>(data_, static_cast<const int64_t*>(offsets_), count_));
+            f(bloomkit::OffsetKeys<int64_t>(data_, offsets64_.data(), count_));
         else
-            f(bloomkit::OffsetKeys<int32_t>(data_, static_cast<const int32_t*>(offsets_), count_));
+            f(bloomkit::OffsetKeys<int32_t>(data_, offsets32_.data(), count_));
     }
 
   private:
-    py::buffer data_owner_;
-    py::buffer offsets_owner_;
+    py::buffer_info data_view_;  // holds the acquired Py_buffer
     const uint8_t* data_ = nullptr;
-    const void* offsets_ = nullptr;
+    std::vector<int32_t> offsets32_;
+    std::vector<int64_t> offsets64_;
     size_t count_ = 0;
     bool wide_ = false;
 };
@@ -93,6 +141,8 @@ class KeyBatch {
             case Kind::UInt64: return f(ints<uint64_t>());
             case Kind::FixedBytes:
                 return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
+            case Kind::RawBytes:
+                return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_, /*strip_trailing_nul=*/false));
             case Kind::FixedUtf32:
                 return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
             case Kind::Digests: return f(bloomkit::DigestKeys(digests_, seed_));
@@ -101,7 +151,9 @@ class KeyBatch {
     }
 
   private:
-    enum class Kind { Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, FixedUtf32, Digests, Offsets };
+    enum class Kind {
+        Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, RawBytes, FixedUtf32, Digests, Offsets
+    };
 
     template <class Int>
     bloomkit::IntegerKeys<Int> ints() const {
@@ -109,6 +161,8 @@ class KeyBatch {
     }
 
     void from_array(py::array array);
+    void from_byte_rows(py::array array);
+    void warn_if_binary() const;
     void from_objects(py::handle sequence);
     void from_object_array(py::array array);
 

@@ -2,6 +2,9 @@
 // own file; this file only wires them together with the shared pieces.
 #include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
+#include <bloomkit/memory.hpp>
+
+#include <new>
 
 #include <pybind11/pybind11.h>
 
@@ -36,28 +39,71 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("frame"));
 
+    m.def(
+        "frame_length",
+        [](py::handle header) {
+            bloomkit_py::ByteBuffer buffer(header);
+            return bloomkit::declared_frame_length(buffer.data(), buffer.size());
+        },
+        py::arg("header"), "Total frame length a 24-byte header declares (ValueError if it is not a header).");
+
     py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch",
                                          "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
 
     // bloomkit.FilterFullError: a RuntimeError raised when a cuckoo filter
-    // cannot store a key. register_exception creates the type and its
-    // what() translation; the translator after it (tried first) also sets
-    // `index`, the failing key's position in a batch (None for one key).
+    // cannot store a key because it is full. bloomkit.TooManyCopiesError: a
+    // separate RuntimeError for one key stored more often than its two
+    // buckets hold (the filter may be nearly empty). register_exception
+    // creates each type and its what() translation; the translator after
+    // them (tried first) also sets `index`, the failing key's position in a
+    // batch (None for one key).
     static py::handle filter_full = py::register_exception<bloomkit::FilterFullError>(
         m, "FilterFullError", PyExc_RuntimeError);
+    static py::handle too_many_copies = py::register_exception<bloomkit::TooManyCopiesError>(
+        m, "TooManyCopiesError", PyExc_RuntimeError);
     py::register_exception_translator([](std::exception_ptr p) {
+        auto raise = [](py::handle type, const char* what, uint64_t index) {
+            py::object error = py::reinterpret_borrow<py::object>(type)(what);
+            error.attr("index") = index == bloomkit::FilterFullError::kNoIndex ? py::object(py::none())
+                                                                                : py::object(py::int_(index));
+            PyErr_SetObject(type.ptr(), error.ptr());
+        };
         try {
             if (p) std::rethrow_exception(p);
         } catch (const bloomkit::FilterFullError& e) {
-            py::object error = py::reinterpret_borrow<py::object>(filter_full)(e.what());
-            error.attr("index") = e.index() == bloomkit::FilterFullError::kNoIndex
-                                      ? py::object(py::none())
-                                      : py::object(py::int_(e.index()));
-            PyErr_SetObject(filter_full.ptr(), error.ptr());
+            raise(filter_full, e.what(), e.index());
+        } catch (const bloomkit::TooManyCopiesError& e) {
+            raise(too_many_copies, e.what(), e.index());
         }
     });
+
+    // Allocation failures: the core's own check (memory.hpp) says what was
+    // asked for; a plain std::bad_alloc gets a message that says more than
+    // pybind11's "std::bad_alloc".
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const bloomkit::OutOfMemory& e) {
+            PyErr_SetString(PyExc_MemoryError, e.what());
+        } catch (const std::bad_alloc&) {
+            PyErr_SetString(PyExc_MemoryError,
+                            "out of memory: the filter's storage could not be allocated (std::bad_alloc)");
+        }
+    });
+    // Whether a filter object's C++ core exists (its __init__ ran). The
+    // Python layer uses it to refuse a second __init__, which pybind11 would
+    // silently ignore.
+    m.def("_initialised", [](py::handle obj) {
+        if (py::detail::get_type_info(Py_TYPE(obj.ptr())) == nullptr) return false;
+        auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
+        for (const py::detail::value_and_holder& v_h : py::detail::values_and_holders(inst))
+            if (!v_h.holder_constructed()) return false;
+        return true;
+    });
+    m.def("available_memory", &bloomkit::available_memory,
+          "Bytes the system can still give this process (MemAvailable + SwapFree, cgroup limit).");
 
     bloomkit_py::bind_bloom(m);
     bloomkit_py::bind_cuckoo(m);

@@ -10,11 +10,12 @@ True
 
 from . import _core, calc
 from ._base import load
+from ._capacity import CapacityWarning
 from ._core import canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
 from .counting_bloom import CountingBloomFilter
-from .cuckoo import CuckooFilter, FilterFullError
+from .cuckoo import CuckooFilter, FilterFullError, TooManyCopiesError
 from .dedup import dedup_mask
 from .scalable_bloom import ScalableBloomFilter
 
@@ -41,11 +42,13 @@ def __getattr__(name):
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CapacityWarning",
     "CountingBloomFilter",
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",
     "calc",

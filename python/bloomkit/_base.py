@@ -9,9 +9,12 @@ every input kind, copying, pickling, saving, equality and display.
 
 from __future__ import annotations
 
+import functools
+import pickle
+
 import numpy as np
 
-from . import _batch, _core, _display, _io
+from . import _batch, _capacity, _core, _display, _io
 
 # Type tag of the binary format (docs/FORMAT.md) -> public class.
 _REGISTRY: dict = {}
@@ -43,12 +46,36 @@ def load(path_or_bytes):
     return cls.from_bytes(data)
 
 
+def _once(init):
+    """Wrap a filter's ``__init__`` so that calling it on a live filter raises.
+
+    pybind11 ignores a second ``__init__`` of an object whose C++ core
+    exists, so ``f.__init__(10)`` would silently keep the old filter.
+    """
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if _core._initialised(self):
+            raise TypeError(
+                f"{type(self).__name__} is already initialised: __init__ cannot be called twice "
+                "(create a new filter instead)"
+            )
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
 class FilterBase:
     """Mixin with the common API of docs/DESIGN.md; see the concrete classes."""
 
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
     _type_tag = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _once(cls.__dict__["__init__"])
 
     # -- batches ---------------------------------------------------------
     def add_many(self, keys) -> np.ndarray:
@@ -61,12 +88,28 @@ class FilterBase:
         """
         batches = _batch.key_batches(keys)
         results = [self._add_many(batch) for batch in batches]
+        self._check_capacity(2)
         return results[0] if len(results) == 1 else np.concatenate(results)
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array)."""
         for batch in _batch.key_batches(keys):
             self._update(batch)
+        self._check_capacity(2)
+
+    def _check_capacity(self, stacklevel: int = 1) -> None:
+        """Warn (``CapacityWarning``, once per filter) if the filter is over capacity.
+
+        Called after batches and, from C++, every 65536 single-key adds;
+        ``stacklevel`` counts frames from the caller of this method to the
+        user's code.
+        """
+        _capacity.check(self, stacklevel + 1)
+
+    @property
+    def over_capacity(self) -> bool:
+        """True when the estimated false-positive rate is over twice ``error_rate`` (see CapacityWarning)."""
+        return _capacity.is_over_capacity(self)
 
     def contains_many(self, keys) -> np.ndarray:
         """Per key, whether it is (probably) in the filter, as a boolean array."""
@@ -94,14 +137,32 @@ class FilterBase:
         cls._core_class.__init__(instance, data)
         return instance
 
-    def __reduce__(self):
+    def __reduce_ex__(self, protocol):
         # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
-        # validating deserializer, never code from the pickle.
-        return (type(self).from_bytes, (self.to_bytes(),))
+        # validating deserializer, never code from the pickle. With protocol
+        # 5 the frame is a PickleBuffer, so a pickler with a buffer_callback
+        # passes it out of band without copying it into the stream.
+        frame = self.to_bytes()
+        if protocol >= 5:
+            frame = pickle.PickleBuffer(frame)
+        return (type(self).from_bytes, (frame,))
+
+    def __reduce__(self):
+        return self.__reduce_ex__(2)
 
     def save(self, path) -> None:
-        """Write the filter to ``path`` atomically (temporary file, fsync, rename)."""
-        _io.atomic_write(path, self.to_bytes())
+        """Write the filter to ``path`` atomically (temporary file, fsync, rename).
+
+        An existing file keeps its mode (and owner, where allowed); a symlink
+        is followed and its target replaced; directories, devices, FIFOs and
+        sockets are refused (``IsADirectoryError`` / ``ValueError``).
+        """
+        _io.atomic_write(path, self._stream_to)
+
+    def _stream_to(self, handle) -> None:
+        """Write the frame to an open binary file, streamed from the filter's memory (no copy)."""
+        handle.flush()
+        self._write_frame(handle.fileno())
 
     @classmethod
     def load(cls, path):
@@ -125,8 +186,12 @@ class FilterBase:
         """Label -> value rows shown by repr and _repr_html_."""
         raise NotImplementedError
 
+    def _display_rows(self) -> dict:
+        """``_summary()`` plus the capacity state, for repr, Jupyter and the CLI."""
+        return {**self._summary(), "state": _capacity.state(self)}
+
     def __repr__(self) -> str:
-        return _display.one_line(type(self).__name__, self._summary())
+        return _display.one_line(type(self).__name__, self._display_rows())
 
     def _repr_html_(self) -> str:
-        return _display.html_table(type(self).__name__, self._summary())
+        return _display.html_table(type(self).__name__, self._display_rows())

@@ -4,6 +4,19 @@ from __future__ import annotations
 
 import html
 
+# Rows whose value is a byte count: shown as a human size (1.03 MiB).
+_BYTE_FIELDS = frozenset({"nbytes", "file_bytes"})
+
+
+def human_size(nbytes: int) -> str:
+    """``1.03 MiB``: binary units (KiB = 1024 B), three significant digits, plain bytes below 1 KiB."""
+    nbytes = int(nbytes)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            value = nbytes / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+    return f"{nbytes} B"
+
 
 def format_value(value) -> str:
     """Human formatting: thousands separators for ints, 4 significant digits for floats."""
@@ -18,18 +31,32 @@ def format_value(value) -> str:
     return str(value)
 
 
+def format_field(label: str, value) -> str:
+    """``format_value``, except that byte counts read as human sizes."""
+    if label in _BYTE_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return human_size(value)
+    return format_value(value)
+
+
 def one_line(type_name: str, fields: dict) -> str:
-    inner = " ".join(f"{name}={format_value(value)}" for name, value in fields.items())
+    inner = " ".join(f"{name}={format_field(name, value)}" for name, value in fields.items())
     return f"<{type_name} {inner}>"
 
 
 def html_table(type_name: str, rows: dict) -> str:
     body = "".join(
         f"<tr><th style='text-align:left'>{html.escape(str(label))}</th>"
-        f"<td style='text-align:right'>{html.escape(format_value(value))}</td></tr>"
+        f"<td style='text-align:right'>{html.escape(_html_value(label, value))}</td></tr>"
         for label, value in rows.items()
     )
     return (
         f"<table class='bloomkit'><caption style='text-align:left'><b>{html.escape(type_name)}</b></caption>"
         f"<tbody>{body}</tbody></table>"
     )
+
+
+def _html_value(label: str, value) -> str:
+    text = format_field(label, value)
+    if label in _BYTE_FIELDS and isinstance(value, int) and value >= 1024:
+        text += f" ({value:,} B)"
+    return text

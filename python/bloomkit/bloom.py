@@ -91,8 +91,9 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         predicted at that count.
         """
         num_bits = calc.check_capacity(num_bits, "num_bits")
-        if isinstance(num_hashes, bool) or not isinstance(num_hashes, int):
+        if isinstance(num_hashes, bool) or not hasattr(num_hashes, "__index__"):
             raise TypeError(f"num_hashes must be an int in [1, 64], got {type(num_hashes).__name__}")
+        num_hashes = int(num_hashes.__index__())  # NumPy integers too
         if not 1 <= num_hashes <= 64:
             raise ValueError(f"num_hashes must be in [1, 64], got {num_hashes}")
         capacity = max(1, round(num_bits * calc.LN2 / num_hashes))

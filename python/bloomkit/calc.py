@@ -32,6 +32,7 @@ Better Than Bloom" (CoNEXT 2014), section 4; see docs/cuckoo.md:
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 __all__ = [
@@ -66,9 +67,10 @@ class BloomParams(NamedTuple):
 
 def check_capacity(capacity, name: str = "capacity") -> int:
     """Return ``capacity`` as a positive int, accepting integral floats like 1e6."""
-    if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) and not hasattr(capacity, "__index__"):
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real) and not hasattr(capacity, "__index__"):
         raise TypeError(f"{name} must be a positive integer, got {type(capacity).__name__}")
-    if isinstance(capacity, float):
+    if not hasattr(capacity, "__index__"):  # float, np.float32, ...: integral values only
+        capacity = float(capacity)
         if not math.isfinite(capacity) or not capacity.is_integer():
             raise ValueError(f"{name} must be a positive integer, got {capacity!r}")
         capacity = int(capacity)
@@ -82,7 +84,8 @@ def check_capacity(capacity, name: str = "capacity") -> int:
 
 def check_error_rate(error_rate, name: str = "error_rate") -> float:
     """Return ``error_rate`` as a float strictly between 0 and 1."""
-    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)):
+    # numbers.Real covers int, float and NumPy's scalars (np.float32 is not a float subclass).
+    if isinstance(error_rate, bool) or not isinstance(error_rate, numbers.Real):
         raise TypeError(f"{name} must be a float in (0, 1), got {type(error_rate).__name__}")
     error_rate = float(error_rate)
     if not (0.0 < error_rate < 1.0):
@@ -143,6 +146,11 @@ def bloom_params(capacity, error_rate) -> BloomParams:
     n = check_capacity(capacity)
     p = check_error_rate(error_rate)
     num_bits = max(1, math.ceil(-n * math.log(p) / (LN2 * LN2)))
+    if num_bits >= 2**63:
+        raise ValueError(
+            f"capacity {n:,} at error_rate {p!r} needs {num_bits:,} bits; at most 2**63 - 1 are supported "
+            "(a ScalableBloomFilter, or several filters, can hold more keys)"
+        )
     num_hashes = _optimal_hashes(num_bits, n)
     if num_hashes > 64:
         raise ValueError(f"error_rate {p!r} needs {num_hashes} hash functions; at most 64 are supported")
@@ -351,7 +359,9 @@ def cuckoo_params(capacity, error_rate=None, bucket_size=4, *, fingerprint_bits=
         if error_rate is None:
             raise TypeError("cuckoo_params needs error_rate or fingerprint_bits")
         p = check_error_rate(error_rate)
-        f = max(CUCKOO_MIN_FINGERPRINT_BITS, math.ceil(math.log2(2 * b / p)))
+        # log2(2b) - log2(p), not log2(2b / p): 2b / p overflows to inf for
+        # subnormal p (error_rate=1e-320), and such rates need > 32 bits anyway.
+        f = max(CUCKOO_MIN_FINGERPRINT_BITS, math.ceil(math.log2(2 * b) - math.log2(p)))
         while f <= CUCKOO_MAX_FINGERPRINT_BITS and _cuckoo_bound(f, b, auto_grow) > p:
             f += 1
         if f > CUCKOO_MAX_FINGERPRINT_BITS:

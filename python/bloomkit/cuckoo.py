@@ -8,9 +8,10 @@ from . import _batch, _core, calc
 from ._base import FilterBase, register
 from ._removal import RemovalMixin
 
-__all__ = ["CuckooFilter", "FilterFullError", "DEFAULT_ERROR_RATE"]
+__all__ = ["CuckooFilter", "FilterFullError", "TooManyCopiesError", "DEFAULT_ERROR_RATE"]
 
 FilterFullError = _core.FilterFullError
+TooManyCopiesError = _core.TooManyCopiesError
 
 # Used when neither error_rate nor fingerprint_bits is given: the same
 # default as BloomFilter, which with bucket_size=4 means 10-bit fingerprints.
@@ -57,8 +58,9 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
       ``count(key)`` is the number of matching fingerprints, ``remove``
       takes one away, ``len`` is the exact number stored. A key can be
       stored at most ``2 * bucket_size`` times (``bucket_size`` if both its
-      buckets coincide); one more raises :class:`FilterFullError` without
-      changing anything. For set semantics write
+      buckets coincide); one more raises :class:`TooManyCopiesError` (not
+      :class:`FilterFullError`: the filter is not full, other keys still
+      fit) without changing anything. For set semantics write
       ``if key not in f: f.add(key)``.
     * Never lossy: when an insert's eviction walk (at most 500 moves) fails,
       the fingerprint it still holds is kept in a victim slot that lookups
@@ -117,11 +119,14 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
         ``error.index == i``: keys ``0 .. i-1`` are inserted, key ``i`` and
         later ones are not, and nothing stored before is lost.
         """
-        return self._add_many(_batch.single_batch(keys))
+        result = self._add_many(_batch.single_batch(keys))
+        self._check_capacity(2)
+        return result
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array, same failure rule)."""
         self._update(_batch.single_batch(keys))
+        self._check_capacity(2)
 
     # -- state -----------------------------------------------------------
     @property

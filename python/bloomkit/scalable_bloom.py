@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 from . import _core, calc
@@ -25,7 +26,7 @@ class SliceInfo(NamedTuple):
 
 def check_growth(growth) -> float:
     """Return ``growth`` as a finite float > 1."""
-    if isinstance(growth, bool) or not isinstance(growth, (int, float)):
+    if isinstance(growth, bool) or not isinstance(growth, numbers.Real):
         raise TypeError(f"growth must be a number > 1, got {type(growth).__name__}")
     growth = float(growth)
     if not (math.isfinite(growth) and growth > 1.0):
@@ -86,6 +87,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """
 
     _core_class = _core.ScalableBloomCore
+    _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
     def __init__(self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0):
         initial_capacity = calc.check_capacity(initial_capacity, "initial_capacity")
@@ -130,3 +132,10 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
             "count": sum(info.count for info in slices),
             "estimated_fpr": self.estimated_fpr(),
         }
+
+    def _display_rows(self) -> dict:
+        # What len() counts is not what a Bloom filter's len estimates: say so.
+        rows = super()._display_rows()
+        rows["count"] = f"{rows['count']:,} (= len: keys inserted as new, exact)"
+        rows["estimated_fpr"] = f"{self.estimated_fpr():.4g} (compound, target < {self.error_rate:g})"
+        return rows

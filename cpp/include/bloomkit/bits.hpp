@@ -9,14 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "memory.hpp"
+
 namespace bloomkit {
 
 class BitArray {
   public:
     BitArray() = default;
-    explicit BitArray(uint64_t num_bits) : num_bits_(num_bits), words_(words_for(num_bits), 0) {}
+    explicit BitArray(uint64_t num_bits)
+        : num_bits_(num_bits), words_(check_allocation(words_for(num_bits), sizeof(uint64_t), "bit array"), 0) {}
 
-    static uint64_t words_for(uint64_t num_bits) { return (num_bits + 63) / 64; }
+    // Without overflow for any 64-bit count ((num_bits + 63) / 64 wraps to 0
+    // near 2**64, which let a crafted frame pass with an empty payload).
+    static uint64_t words_for(uint64_t num_bits) { return num_bits / 64 + (num_bits % 64 != 0); }
 
     uint64_t num_bits() const { return num_bits_; }
     uint64_t num_words() const { return words_.size(); }
@@ -114,7 +119,7 @@ class CounterArray {
           max_(static_cast<uint32_t>((uint64_t(1) << width) - 1)) {
         if (!valid_width(width))
             throw std::invalid_argument("counter_bits must be 4, 8 or 16, got " + std::to_string(width));
-        words_.assign(words_for(num_counters, width), 0);
+        words_.assign(check_allocation(words_for(num_counters, width), sizeof(uint64_t), "counter array"), 0);
     }
 
     // Words needed for `num_counters` counters of `width` bits, without

@@ -32,11 +32,13 @@ struct BloomGeometry {
     double error_rate = 0.0;
 
     void validate() const {
-        if (num_bits == 0) throw std::invalid_argument("num_bits must be at least 1");
+        if (num_bits == 0 || num_bits >= (uint64_t(1) << 63))
+            throw std::invalid_argument("num_bits must be in [1, 2**63), got " + std::to_string(num_bits));
         if (num_hashes < 1 || num_hashes > kMaxHashes)
             throw std::invalid_argument("num_hashes must be in [1, " + std::to_string(kMaxHashes) + "], got " +
                                         std::to_string(num_hashes));
-        if (capacity == 0) throw std::invalid_argument("capacity must be at least 1");
+        if (capacity == 0 || capacity >= (uint64_t(1) << 63))
+            throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
         if (!(error_rate > 0.0 && error_rate < 1.0))
             throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
     }
@@ -73,6 +75,12 @@ struct BloomGeometry {
 
 class BloomFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     explicit BloomFilter(const BloomGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         bits_ = BitArray(geometry_.num_bits);
@@ -198,9 +206,11 @@ class BloomFilter {
         return filter;
     }
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::Bloom, payload_length(), [&](ByteWriter& w) { write_params(w); },
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::Bloom, payload_length(), [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) { write_payload(w); });
     }
 
@@ -216,9 +226,6 @@ class BloomFilter {
     }
 
   private:
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     BloomGeometry geometry_;
     BitArray bits_;

@@ -25,6 +25,12 @@ namespace bloomkit {
 
 class CountingBloomFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     CountingBloomFilter(const BloomGeometry& geometry, uint32_t counter_bits) : geometry_(geometry) {
         geometry_.validate();
         counters_ = CounterArray(geometry_.num_bits, counter_bits);
@@ -175,9 +181,11 @@ class CountingBloomFilter {
 
     // --- serialization (docs/FORMAT.md, type tag 2) ---
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::CountingBloom, counters_.nbytes(),
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::CountingBloom, counters_.nbytes(),
             [&](ByteWriter& w) {
                 geometry_.write(w);
                 w.u32(counter_bits());
@@ -213,9 +221,6 @@ class CountingBloomFilter {
     }
 
   private:
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     std::string describe() const {
         return std::to_string(geometry_.num_bits) + ", " + std::to_string(geometry_.num_hashes) + ", " +

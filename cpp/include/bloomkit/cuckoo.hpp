@@ -36,13 +36,26 @@
 
 namespace bloomkit {
 
-// Raised when a key cannot be stored: the filter is full, or the key already
-// fills both of its buckets. The filter is unchanged by the failing insert.
+// Raised when a key cannot be stored because the filter is full (no free
+// slot reachable by the eviction walk, no stage left to open). The filter is
+// unchanged by the failing insert.
 // `index` is the key's position in a batch, or kNoIndex for a single key.
 class FilterFullError : public std::runtime_error {
   public:
     static constexpr uint64_t kNoIndex = ~uint64_t(0);
     FilterFullError(const std::string& what, uint64_t index) : std::runtime_error(what), index_(index) {}
+    uint64_t index() const { return index_; }
+
+  private:
+    uint64_t index_;
+};
+
+// Raised when one key already fills both of its buckets (2 * bucket_size
+// copies, bucket_size if the buckets coincide): the table may be nearly
+// empty, so this is not FilterFullError. The filter is unchanged.
+class TooManyCopiesError : public std::runtime_error {
+  public:
+    TooManyCopiesError(const std::string& what, uint64_t index) : std::runtime_error(what), index_(index) {}
     uint64_t index() const { return index_; }
 
   private:
@@ -78,7 +91,8 @@ struct CuckooGeometry {
             throw std::invalid_argument("fingerprint_bits must be in [" + std::to_string(FingerprintTable::kMinBits) +
                                         ", " + std::to_string(FingerprintTable::kMaxBits) + "], got " +
                                         std::to_string(fingerprint_bits));
-        if (capacity == 0) throw std::invalid_argument("capacity must be at least 1");
+        if (capacity == 0 || capacity >= (uint64_t(1) << 63))
+            throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
         if (!(error_rate > 0.0 && error_rate < 1.0))
             throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
     }
@@ -117,6 +131,12 @@ struct CuckooGeometry {
 // removal safe across stages (remove()).
 class CuckooFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     explicit CuckooFilter(const CuckooGeometry& geometry) : geometry_(geometry) {
         geometry_.validate();
         add_stage();
@@ -155,7 +175,7 @@ class CuckooFilter {
     bool add(Hash128 h) {
         bool present = false;
         const Outcome outcome = insert(h, present);
-        if (outcome != Outcome::Stored) throw error(outcome, FilterFullError::kNoIndex);
+        if (outcome != Outcome::Stored) fail(outcome, FilterFullError::kNoIndex);
         return present;
     }
 
@@ -208,10 +228,10 @@ class CuckooFilter {
                 // One table that never changes shape: probe each key once.
                 CuckooTable& t = stages_.front();
                 for_each_probe(t, digests, count, [&](size_t j, const CuckooTable::Probe& p) {
-                    if (t.full()) throw error(Outcome::Full, first + j);
+                    if (t.full()) fail(Outcome::Full, first + j);
                     const bool present = was_present != nullptr && t.contains(p);
                     const Outcome outcome = place_in(t, p, digests[j]);
-                    if (outcome != Outcome::Stored) throw error(outcome, first + j);
+                    if (outcome != Outcome::Stored) fail(outcome, first + j);
                     if (was_present) was_present[first + j] = present;
                 });
                 return;
@@ -219,7 +239,7 @@ class CuckooFilter {
             for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
                 bool present = false;
                 const Outcome outcome = insert(digests[j], present);
-                if (outcome != Outcome::Stored) throw error(outcome, first + j);
+                if (outcome != Outcome::Stored) fail(outcome, first + j);
                 if (was_present) was_present[first + j] = present;
             });
         });
@@ -295,10 +315,6 @@ class CuckooFilter {
             [&](size_t j) { visit(j, probes[j]); });
     }
 
-    // The prefetch for any number of stages (every stage's two buckets).
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     // Empties the filter and drops every grown stage.
     void clear() {
@@ -330,9 +346,11 @@ class CuckooFilter {
         return total;
     }
 
-    std::vector<uint8_t> serialize() const {
-        return build_frame(
-            FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) {
                 for (const CuckooTable& t : stages_) t.write(w);
             });
@@ -410,7 +428,7 @@ class CuckooFilter {
         return Outcome::Stored;
     }
 
-    FilterFullError error(Outcome outcome, uint64_t index) const {
+    [[noreturn]] void fail(Outcome outcome, uint64_t index) const {
         const bool in_batch = index != FilterFullError::kNoIndex;
         std::string what = in_batch ? "key at index " + std::to_string(index) + ": " : std::string();
         switch (outcome) {
@@ -433,7 +451,8 @@ class CuckooFilter {
         }
         if (in_batch)
             what += "; keys before index " + std::to_string(index) + " were inserted, this key and later ones were not";
-        return FilterFullError(what, index);
+        if (outcome == Outcome::DuplicateLimit) throw TooManyCopiesError(what, index);
+        throw FilterFullError(what, index);
     }
 
     CuckooGeometry geometry_;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "hash.hpp"
+#include "memory.hpp"
 
 namespace bloomkit {
 
@@ -50,7 +51,9 @@ class FingerprintTable {
           bucket_size_(bucket_size),
           bits_(fingerprint_bits),
           slot_mask_(detail::low_mask(fingerprint_bits)),
-          bytes_(packed_bytes(num_buckets, bucket_size, fingerprint_bits) + kLoadPadding, 0) {
+          bytes_(check_allocation(packed_bytes(num_buckets, bucket_size, fingerprint_bits) + kLoadPadding, 1,
+                                  "fingerprint table"),
+                 0) {
         const unsigned bucket_bits = bucket_size * fingerprint_bits;
         // A bucket starts at bit offset bucket*b*f; its shift inside the first
         // byte is always 0 when b*f is a multiple of 8, else at most 7.

@@ -62,12 +62,79 @@ inline uint64_t frame_checksum(const uint8_t* data, size_t len) {
     return murmur3_x64_128(data, len, kChecksumSeed).h1;
 }
 
-// Appends little-endian fields to a byte vector.
+// Where a serialized frame goes: a byte vector, a preallocated buffer, a
+// file descriptor (the bindings' sinks), or a checksum on the way.
+class FrameSink {
+  public:
+    virtual ~FrameSink() = default;
+    virtual void write(const uint8_t* data, size_t len) = 0;
+};
+
+// Appends to a byte vector.
+class VectorSink : public FrameSink {
+  public:
+    explicit VectorSink(std::vector<uint8_t>& out) : out_(out) {}
+    void write(const uint8_t* data, size_t len) override { out_.insert(out_.end(), data, data + len); }
+
+  private:
+    std::vector<uint8_t>& out_;
+};
+
+// Counts bytes only: a dry run that sizes a frame (large blocks cost O(1)).
+class CountingSink : public FrameSink {
+  public:
+    void write(const uint8_t*, size_t len) override { count_ += len; }
+    uint64_t count() const { return count_; }
+
+  private:
+    uint64_t count_ = 0;
+};
+
+// MurmurHash3_x64_128 of data given in pieces: the frame checksum computed
+// while a frame is streamed, bit-identical to murmur3_x64_128 of the whole.
+class Murmur3Stream {
+  public:
+    explicit Murmur3Stream(uint32_t seed) : h1_(seed), h2_(seed) {}
+    void update(const uint8_t* p, size_t n) {
+        length_ += n;
+        if (pending_ > 0) {
+            const size_t take = n < 16 - pending_ ? n : 16 - pending_;
+            std::memcpy(block_ + pending_, p, take);
+            pending_ += take;
+            p += take;
+            n -= take;
+            if (pending_ < 16) return;
+            detail::mix_block(h1_, h2_, block_);
+            pending_ = 0;
+        }
+        for (; n >= 16; p += 16, n -= 16) detail::mix_block(h1_, h2_, p);
+        std::memcpy(block_, p, n);
+        pending_ = n;
+    }
+    Hash128 digest() const {
+        uint64_t h1 = h1_, h2 = h2_;
+        detail::mix_tail(h1, h2, block_, pending_);
+        return detail::finalize(h1, h2, length_);
+    }
+
+  private:
+    uint64_t h1_, h2_;
+    uint64_t length_ = 0;
+    uint8_t block_[16] = {};
+    size_t pending_ = 0;
+};
+
+// Writes little-endian fields to a sink (or straight into a byte vector),
+// buffering small fields so a sink sees few, large writes.
 class ByteWriter {
   public:
-    explicit ByteWriter(std::vector<uint8_t>& out) : out_(out) {}
+    explicit ByteWriter(std::vector<uint8_t>& out) : out_(&out) {}
+    explicit ByteWriter(FrameSink& sink) : sink_(&sink) {}
+    ByteWriter(const ByteWriter&) = delete;
+    ByteWriter& operator=(const ByteWriter&) = delete;
+    ~ByteWriter() { flush(); }
 
-    void u8(uint8_t v) { out_.push_back(v); }
+    void u8(uint8_t v) { bytes(&v, 1); }
     void u16(uint16_t v) { put_le(v, 2); }
     void u32(uint32_t v) { put_le(v, 4); }
     void u64(uint64_t v) { put_le(v, 8); }
@@ -78,7 +145,18 @@ class ByteWriter {
     }
     void bytes(const void* data, size_t len) {
         const uint8_t* p = static_cast<const uint8_t*>(data);
-        out_.insert(out_.end(), p, p + len);
+        written_ += len;
+        if (out_ != nullptr) {
+            out_->insert(out_->end(), p, p + len);
+            return;
+        }
+        if (used_ + len > kBuffer) flush();
+        if (len >= kBuffer) {
+            sink_->write(p, len);  // large blocks (bit arrays, tables) go through unbuffered
+            return;
+        }
+        std::memcpy(buffer_ + used_, p, len);
+        used_ += len;
     }
     // An array of 64-bit words, little-endian on every host.
     void words(const uint64_t* words, size_t count) {
@@ -88,13 +166,25 @@ class ByteWriter {
         bytes(words, count * sizeof(uint64_t));
 #endif
     }
-    size_t size() const { return out_.size(); }
+    // Bytes written so far.
+    uint64_t size() const { return written_; }
+    void flush() {
+        if (sink_ != nullptr && used_ > 0) sink_->write(buffer_, used_);
+        used_ = 0;
+    }
 
   private:
+    static constexpr size_t kBuffer = 4096;
     void put_le(uint64_t v, int width) {
-        for (int i = 0; i < width; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+        uint8_t le[8];
+        for (int i = 0; i < width; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+        bytes(le, static_cast<size_t>(width));
     }
-    std::vector<uint8_t>& out_;
+    std::vector<uint8_t>* out_ = nullptr;
+    FrameSink* sink_ = nullptr;
+    uint64_t written_ = 0;
+    uint8_t buffer_[kBuffer];
+    size_t used_ = 0;
 };
 
 // Reads little-endian fields from a bounded span; reading past the end is a
@@ -151,29 +241,56 @@ class ByteReader {
     size_t pos_ = 0;
 };
 
-// Builds a complete frame from already-encoded params and payload writers.
-// `write_params` and `write_payload` append to the writer they are given.
+// Streams a complete frame to `sink`: header, params and payload pass
+// through the checksum on their way, so the frame never exists in memory as
+// a whole (a save needs no second copy of the filter). `write_params` and
+// `write_payload` append to the writer they are given.
 template <class WriteParams, class WritePayload>
-std::vector<uint8_t> build_frame(FilterType type, uint64_t payload_length, WriteParams&& write_params,
-                                 WritePayload&& write_payload) {
+void write_frame(FrameSink& sink, FilterType type, uint64_t payload_length, WriteParams&& write_params,
+                 WritePayload&& write_payload) {
     std::vector<uint8_t> params;
-    ByteWriter params_writer(params);
-    write_params(params_writer);
+    {
+        ByteWriter params_writer(params);
+        write_params(params_writer);
+    }
+    struct Checked : FrameSink {
+        FrameSink& next;
+        Murmur3Stream hash{kChecksumSeed};
+        explicit Checked(FrameSink& n) : next(n) {}
+        void write(const uint8_t* data, size_t len) override {
+            hash.update(data, len);
+            next.write(data, len);
+        }
+    } checked(sink);
+    {
+        ByteWriter w(checked);
+        w.bytes(kMagic, sizeof kMagic);
+        w.u16(kFormatVersion);
+        w.u16(static_cast<uint16_t>(type));
+        w.u32(static_cast<uint32_t>(params.size()));
+        w.u64(payload_length);
+        w.bytes(params.data(), params.size());
+        const uint64_t payload_start = w.size();
+        write_payload(w);
+        if (w.size() - payload_start != payload_length)
+            throw std::logic_error("payload length does not match what was written");
+    }
+    uint8_t checksum[8];
+    const uint64_t value = checked.hash.digest().h1;
+    for (int i = 0; i < 8; ++i) checksum[i] = static_cast<uint8_t>(value >> (8 * i));
+    sink.write(checksum, sizeof checksum);
+}
 
+// The whole frame of any core (which provides serialize_to(FrameSink&)) as
+// a byte vector, sized by a dry run first so it is allocated once.
+template <class Core>
+std::vector<uint8_t> frame_bytes(const Core& core) {
+    CountingSink size;
+    core.serialize_to(size);
     std::vector<uint8_t> out;
-    out.reserve(kHeaderSize + params.size() + payload_length + kChecksumSize);
-    ByteWriter w(out);
-    w.bytes(kMagic, sizeof kMagic);
-    w.u16(kFormatVersion);
-    w.u16(static_cast<uint16_t>(type));
-    w.u32(static_cast<uint32_t>(params.size()));
-    w.u64(payload_length);
-    w.bytes(params.data(), params.size());
-    const size_t payload_start = out.size();
-    write_payload(w);
-    if (out.size() - payload_start != payload_length)
-        throw std::logic_error("payload length does not match what was written");
-    w.u64(frame_checksum(out.data(), out.size()));
+    out.reserve(size.count());
+    VectorSink sink(out);
+    core.serialize_to(sink);
     return out;
 }
 
@@ -186,12 +303,8 @@ struct Frame {
     size_t payload_length;
 };
 
-// Reads just the type tag after checking magic and version; used to dispatch
-// bloomkit.load() before the full validation done by parse_frame().
-inline FilterType peek_type(const uint8_t* data, size_t len) {
-    if (len < kHeaderSize + kChecksumSize)
-        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
-                          std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+namespace detail {
+inline void check_magic_version_tag(const uint8_t* data) {
     if (std::memcmp(data, kMagic, sizeof kMagic) != 0)
         throw FormatError("not a bloomkit filter: bad magic bytes");
     ByteReader r(data + 8, 4);
@@ -201,7 +314,38 @@ inline FilterType peek_type(const uint8_t* data, size_t len) {
                           std::to_string(kFormatVersion) + ")");
     const uint16_t tag = r.u16("type tag");
     if (tag < 1 || tag > 4) throw FormatError("unknown filter type tag " + std::to_string(tag));
-    return static_cast<FilterType>(tag);
+}
+}  // namespace detail
+
+// Reads just the type tag after checking magic and version; used to dispatch
+// bloomkit.load() before the full validation done by parse_frame().
+inline FilterType peek_type(const uint8_t* data, size_t len) {
+    if (len < kHeaderSize + kChecksumSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+                          std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+    detail::check_magic_version_tag(data);
+    return static_cast<FilterType>(detail::load_le64(data + 8) >> 16 & 0xffff);
+}
+
+// The whole frame length (header + params + payload + checksum) that a
+// 24-byte header declares, after checking magic, version, type tag and the
+// params limit, and that the sum fits in 64 bits. Lets a file reader
+// validate the first 24 bytes before reading (or allocating for) the rest.
+inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
+    if (len < kHeaderSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+                          std::to_string(kHeaderSize) + "-byte header");
+    detail::check_magic_version_tag(header);
+    ByteReader r(header + 12, 12);
+    const uint32_t params_length = r.u32("params length");
+    const uint64_t payload_length = r.u64("payload length");
+    if (params_length > kMaxParamsLength)
+        throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
+                          std::to_string(kMaxParamsLength));
+    const uint64_t fixed = kHeaderSize + params_length + kChecksumSize;
+    if (payload_length > ~uint64_t(0) - fixed)
+        throw FormatError("payload length " + std::to_string(payload_length) + " is impossibly large");
+    return fixed + payload_length;
 }
 
 inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected) {

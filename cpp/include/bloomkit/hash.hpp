@@ -62,6 +62,30 @@ inline Hash128 finalize(uint64_t h1, uint64_t h2, uint64_t len) {
     return {h1, h2};
 }
 
+// One 16-byte block of the body.
+inline void mix_block(uint64_t& h1, uint64_t& h2, const uint8_t* block) {
+    const uint64_t k1 = load_le64(block);
+    const uint64_t k2 = load_le64(block + 8);
+    h1 ^= mix_k1(k1);
+    h1 = rotl64(h1, 27);
+    h1 += h2;
+    h1 = h1 * 5 + 0x52dce729;
+    h2 ^= mix_k2(k2);
+    h2 = rotl64(h2, 31);
+    h2 += h1;
+    h2 = h2 * 5 + 0x38495ab5;
+}
+
+// The last `rest` (< 16) bytes, little-endian, split into two lanes.
+inline void mix_tail(uint64_t& h1, uint64_t& h2, const uint8_t* tail, size_t rest) {
+    uint64_t k1 = 0;
+    uint64_t k2 = 0;
+    for (size_t i = rest; i > 8; --i) k2 |= uint64_t(tail[i - 1]) << ((i - 9) * 8);
+    for (size_t i = rest < 8 ? rest : 8; i > 0; --i) k1 |= uint64_t(tail[i - 1]) << ((i - 1) * 8);
+    if (rest > 8) h2 ^= mix_k2(k2);
+    if (rest > 0) h1 ^= mix_k1(k1);
+}
+
 }  // namespace detail
 
 // MurmurHash3_x64_128 of `len` bytes at `data`. The seed is 32-bit in the
@@ -73,29 +97,8 @@ inline Hash128 murmur3_x64_128(const void* data, size_t len, uint32_t seed) {
     uint64_t h1 = seed;
     uint64_t h2 = seed;
 
-    for (size_t i = 0; i < nblocks; ++i) {
-        uint64_t k1 = load_le64(bytes + i * 16);
-        uint64_t k2 = load_le64(bytes + i * 16 + 8);
-        h1 ^= mix_k1(k1);
-        h1 = rotl64(h1, 27);
-        h1 += h2;
-        h1 = h1 * 5 + 0x52dce729;
-        h2 ^= mix_k2(k2);
-        h2 = rotl64(h2, 31);
-        h2 += h1;
-        h2 = h2 * 5 + 0x38495ab5;
-    }
-
-    // Tail: the last len % 16 bytes, little-endian, split into two lanes.
-    const uint8_t* tail = bytes + nblocks * 16;
-    const size_t rest = len & 15;
-    uint64_t k1 = 0;
-    uint64_t k2 = 0;
-    for (size_t i = rest; i > 8; --i) k2 |= uint64_t(tail[i - 1]) << ((i - 9) * 8);
-    for (size_t i = rest < 8 ? rest : 8; i > 0; --i) k1 |= uint64_t(tail[i - 1]) << ((i - 1) * 8);
-    if (rest > 8) h2 ^= mix_k2(k2);
-    if (rest > 0) h1 ^= mix_k1(k1);
-
+    for (size_t i = 0; i < nblocks; ++i) mix_block(h1, h2, bytes + i * 16);
+    mix_tail(h1, h2, bytes + nblocks * 16, len & 15);
     return finalize(h1, h2, len);
 }
 

@@ -67,18 +67,22 @@ class DigestKeys {
     uint32_t seed_;
 };
 
-// Fixed-width byte strings (NumPy dtype 'S<n>'): each element is its bytes
-// with trailing NULs stripped, as NumPy itself presents them.
+// Fixed-width byte strings. For NumPy dtype 'S<n>' each element is its bytes
+// with trailing NULs stripped, as NumPy itself presents them (so b"ab" in an
+// S4 array is the key b"ab"); for raw binary rows (dtype 'V<n>', or the rows
+// of a 2-D uint8 array) every one of the n bytes is part of the key.
 class FixedWidthKeys {
   public:
-    FixedWidthKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes, size_t itemsize)
-        : base_(base), count_(count), stride_(stride_bytes), itemsize_(itemsize) {}
+    FixedWidthKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes, size_t itemsize,
+                   bool strip_trailing_nul = true)
+        : base_(base), count_(count), stride_(stride_bytes), itemsize_(itemsize), strip_(strip_trailing_nul) {}
 
     size_t size() const { return count_; }
     Hash128 hash(size_t i, uint32_t seed) const {
         const uint8_t* item = base_ + static_cast<ptrdiff_t>(i) * stride_;
         size_t len = itemsize_;
-        while (len > 0 && item[len - 1] == 0) --len;
+        if (strip_)
+            while (len > 0 && item[len - 1] == 0) --len;
         return murmur3_x64_128(item, len, seed);
     }
 
@@ -87,6 +91,7 @@ class FixedWidthKeys {
     size_t count_;
     ptrdiff_t stride_;
     size_t itemsize_;
+    bool strip_;
 };
 
 // Fixed-width UTF-32 strings (NumPy dtype '<U<n>', native byte order): each

@@ -123,6 +123,12 @@ struct ScalableParams {
 
 class ScalableBloomFilter {
   public:
+    // The prefetch step of every batch loop (prefetch.hpp); defined before
+    // its uses because clang resolves a deduced return type at the call.
+    auto prefetcher() const {
+        return [this](Hash128 h) { prefetch(h); };
+    }
+
     // One link of the chain: a plain Bloom filter and the number of keys
     // inserted into it (each new to the whole chain when inserted).
     struct Slice {
@@ -232,11 +238,13 @@ class ScalableBloomFilter {
 
     static constexpr size_t kSliceRecordSize = 40;  // BloomGeometry (32) + count (8)
 
-    std::vector<uint8_t> serialize() const {
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
         uint64_t payload_length = slices_.size() * kSliceRecordSize;
         for (const Slice& s : slices_) payload_length += s.filter.payload_length();
-        return build_frame(
-            FilterType::ScalableBloom, payload_length,
+        write_frame(
+            sink, FilterType::ScalableBloom, payload_length,
             [&](ByteWriter& w) {
                 w.u64(params_.initial_capacity);
                 w.f64(params_.error_rate);
@@ -335,9 +343,6 @@ class ScalableBloomFilter {
     // A chain with no slices, filled in by deserialize().
     ScalableBloomFilter(const ScalableParams& params, Empty) : params_(params) {}
 
-    auto prefetcher() const {
-        return [this](Hash128 h) { prefetch(h); };
-    }
 
     // Appends the next slice of the schedule and returns it. The geometry
     // is computed (and may throw) before anything changes.

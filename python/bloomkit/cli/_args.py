@@ -66,10 +66,21 @@ def add_quiet(parser) -> None:
     )
 
 
+MAX_BLOCK_SIZE = 2**30
+
+
+def block_size(text: str) -> int:
+    """A read-block size in bytes, at most 1 GiB (each block is held a few times over in memory)."""
+    value = count(text)
+    if value > MAX_BLOCK_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most 1 GiB ({MAX_BLOCK_SIZE:,} bytes), got {text!r}")
+    return value
+
+
 def add_block_size(parser) -> None:
     parser.add_argument(
         "--block-size",
-        type=count,
+        type=block_size,
         default=DEFAULT_BLOCK_SIZE,
         metavar="BYTES",
         help="bytes of input hashed per batch (default 4 MiB); memory use is a few times this",

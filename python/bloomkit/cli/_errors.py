@@ -89,8 +89,10 @@ def run(handler, args) -> int:
             silence_stdout()
             return EXIT_BROKEN_PIPE
         return report(os_message(error))
-    except MemoryError:
-        return report("out of memory: choose a smaller --capacity or a larger --error-rate")
+    except MemoryError as error:
+        # The core's MemoryError says what could not be allocated.
+        detail = str(error)
+        return report(f"out of memory: {detail}" if detail else "out of memory")
     except (ValueError, RuntimeError) as error:
         # bloomkit's own exceptions carry user-facing messages (docs/DESIGN.md, "Errors"):
         # ValueError for bad parameters or bytes, FilterFullError (a

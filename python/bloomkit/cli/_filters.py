@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import bloomkit
 
 from .. import _display
 from ._errors import CliError, os_message
+
+STDOUT = "-"
 
 # CLI name -> (class, how the CLI's capacity / error rate / seed map to it).
 _TYPES = {
@@ -20,30 +23,31 @@ _TYPES = {
 TYPE_NAMES = list(_TYPES)
 
 
-def _physical_memory() -> "int | None":
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _predicted_nbytes(type_name: str, capacity: int, error_rate: float) -> "int | None":
-    if type_name in ("bloom", "scalable"):
-        return bloomkit.calc.bloom_params(capacity, error_rate).nbytes
+def _predicted_nbytes(type_name: str, capacity: int, error_rate: float) -> int:
+    """Bytes the new filter's storage takes (the first slice for scalable)."""
     if type_name == "cuckoo":
         return bloomkit.calc.cuckoo_params(capacity, error_rate).nbytes
-    return None
+    bloom_bytes = bloomkit.calc.bloom_params(capacity, error_rate).nbytes
+    if type_name == "counting":
+        return bloom_bytes * 4  # the CLI's counting filters use 4-bit counters
+    return bloom_bytes
 
 
 def create(type_name: str, capacity: int, error_rate: float, seed: int):
-    """A new, empty filter; refuses sizes beyond the machine's memory instead of swapping to death."""
+    """A new, empty filter; refuses sizes beyond the memory still available instead of swapping to death.
+
+    The comparison is with the memory the system can still give this
+    process (MemAvailable + free swap, or a container's cgroup limit), not
+    with the machine's total RAM.
+    """
     cls, construct = _TYPES[type_name]
     needed = _predicted_nbytes(type_name, capacity, error_rate)
-    memory = _physical_memory()
-    if needed is not None and memory is not None and needed > memory:
+    available = bloomkit._core.available_memory()
+    if needed > available:
         raise CliError(
             f"a {cls.__name__} for {capacity:,} keys at error rate {error_rate:g} needs "
-            f"{needed / 2**30:,.1f} GiB, more than this machine's {memory / 2**30:,.1f} GiB of memory"
+            f"{needed / 2**30:,.1f} GiB, more than the {available / 2**30:,.1f} GiB of memory available; "
+            "choose a smaller --capacity or a larger --error-rate"
         )
     return construct(cls, capacity, error_rate, seed)
 
@@ -62,6 +66,8 @@ def load(path: str):
 
 def check_writable(path: str) -> None:
     """Fail before the work, not after it, when ``path``'s directory cannot take the file."""
+    if path == STDOUT:
+        return
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise CliError(f"cannot write filter {path}: No such file or directory")
@@ -72,12 +78,20 @@ def check_writable(path: str) -> None:
 
 
 def save(filter_, path: str) -> None:
-    """Atomic save (temporary file, fsync, rename): the old file survives any failure."""
+    """Atomic save (temporary file, fsync, rename): the old file survives any failure.
+
+    ``-`` writes the filter's bytes to stdout instead (``build -o - | ...``).
+    """
+    if path == STDOUT:
+        sys.stdout.flush()
+        filter_._stream_to(sys.stdout.buffer)
+        return
     try:
         filter_.save(path)
     except OSError as error:
-        # The error names the temporary file; the user asked for `path`.
         raise CliError(f"cannot write filter {path}: {error.strerror or error}") from None
+    except ValueError as error:  # a device, FIFO or socket: save() will not replace it
+        raise CliError(str(error)) from None
 
 
 def fill(filter_) -> "float | None":

@@ -13,7 +13,7 @@ def register(commands) -> None:
         description="Insert every line of KEYS into a new filter and save it atomically to -o FILE.",
     )
     parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line (.gz/.xz/.bz2 ok), or - for stdin (default)")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to save the filter")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to save the filter (- for stdout)")
     parser.add_argument(
         "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import calc
 from . import _args
+from ._errors import CliError
 
 
 def register(commands) -> None:
@@ -50,9 +51,22 @@ def _cuckoo_column(capacity, error_rate, bucket_size) -> dict:
     }
 
 
+def _column_or_reason(name, build, *args) -> dict:
+    """A filter's column, or one saying why these parameters are impossible for it."""
+    try:
+        return build(*args)
+    except ValueError as error:
+        return {"filter": name, "not possible": str(error)}
+
+
 def run(args) -> int:
     common = {"capacity": f"{args.capacity:,}", "requested error_rate": f"{args.error_rate:g}"}
-    columns = [_bloom_column(args.capacity, args.error_rate), _cuckoo_column(args.capacity, args.error_rate, args.bucket_size)]
+    columns = [
+        _column_or_reason("BloomFilter", _bloom_column, args.capacity, args.error_rate),
+        _column_or_reason("CuckooFilter", _cuckoo_column, args.capacity, args.error_rate, args.bucket_size),
+    ]
+    if all("not possible" in column for column in columns):
+        raise CliError("; ".join(f"{c['filter']}: {c['not possible']}" for c in columns))
     labels = ["filter", *common]
     for column in columns:
         labels += [label for label in column if label not in labels]

@@ -16,7 +16,7 @@ def register(commands) -> None:
         ),
     )
     parser.add_argument("inputs", nargs="+", metavar="FILTER", help="two or more filter files")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="where to save the union")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="where to save the union (- for stdout)")
     parser.set_defaults(handler=run, late_positionals="inputs")
 
 

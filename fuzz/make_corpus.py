@@ -1,0 +1,57 @@
+"""Write the fuzzer's seed corpus: valid frames of every filter type and shape.
+
+Usage: python fuzz/make_corpus.py DIRECTORY. Small filters, so libFuzzer's
+mutations reach the params and the payload alike; every shape the loaders
+distinguish is present (grown scalable chains, auto-grown cuckoo stages, a
+cuckoo victim slot, every counter width, seeds, bucket sizes).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import bloomkit
+
+
+def seed_filters() -> dict:
+    filters = {}
+    for capacity, rate, seed in ((1, 0.5, 0), (40, 0.01, 7), (200, 0.001, 2**32 - 1)):
+        bloom = bloomkit.BloomFilter(capacity, rate, seed=seed)
+        bloom.update(range(capacity))
+        filters[f"bloom-{capacity}"] = bloom
+    filters["bloom-empty"] = bloomkit.BloomFilter(64)
+    for bits in (4, 8, 16):
+        counting = bloomkit.CountingBloomFilter(30, 0.05, counter_bits=bits, seed=bits)
+        counting.update(["a", "a", "b"] + list(range(20)))
+        filters[f"counting-{bits}"] = counting
+    scalable = bloomkit.ScalableBloomFilter(8, 0.01, growth=2, tightening=0.5)
+    scalable.update(range(60))  # several slices
+    filters["scalable-grown"] = scalable
+    filters["scalable-empty"] = bloomkit.ScalableBloomFilter(4, 0.1)
+    for bucket_size in (2, 4, 8):
+        cuckoo = bloomkit.CuckooFilter(20, 0.01, bucket_size=bucket_size, seed=bucket_size)
+        cuckoo.update(range(15))
+        filters[f"cuckoo-b{bucket_size}"] = cuckoo
+    grown = bloomkit.CuckooFilter(8, fingerprint_bits=6, auto_grow=True)
+    grown.update(range(60))
+    filters["cuckoo-grown"] = grown
+    full = bloomkit.CuckooFilter(8, fingerprint_bits=12)
+    try:
+        for i in range(1000):
+            full.add(i)
+    except bloomkit.FilterFullError:
+        pass
+    filters["cuckoo-victim"] = full
+    return filters
+
+
+def main(directory: str) -> None:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, filter_ in seed_filters().items():
+        (out / f"{name}.bkf").write_bytes(filter_.to_bytes())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

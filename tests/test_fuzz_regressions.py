@@ -1,0 +1,56 @@
+"""Replay every input the loader fuzzer keeps (fuzz/regressions/) and its seed corpus.
+
+Each input either loads, re-serialises to exactly itself and answers
+lookups, or raises ValueError / MemoryError: the property the fuzzer
+(fuzz/load_fuzzer.cpp, .ci/fuzz.sh) checks on the C++ deserializers, here
+through every Python entry point.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+
+import bloomkit
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+sys.path.insert(0, str(FUZZ))
+import make_corpus  # noqa: E402
+
+REGRESSIONS = sorted((FUZZ / "regressions").glob("*"))
+
+
+def check_input(data: bytes) -> None:
+    try:
+        loaded = bloomkit.load(data)
+    except (ValueError, MemoryError):
+        return
+    assert loaded.to_bytes() == data
+    assert type(loaded).from_bytes(data) == loaded
+    assert pickle.loads(pickle.dumps(loaded)) == loaded
+    for key in range(32):
+        _ = key in loaded
+    repr(loaded)
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.name)
+def test_kept_fuzzer_input(path):
+    check_input(path.read_bytes())
+
+
+def test_regressions_are_kept():
+    assert len(REGRESSIONS) >= 1
+
+
+@pytest.mark.parametrize("name", sorted(make_corpus.seed_filters()))
+def test_seed_corpus_frame_round_trips(name, tmp_path):
+    filter_ = make_corpus.seed_filters()[name]
+    data = filter_.to_bytes()
+    check_input(data)
+    assert bloomkit.load(data) == filter_
+    path = tmp_path / "seed.bkf"
+    filter_.save(path)
+    assert bloomkit.load(path) == filter_

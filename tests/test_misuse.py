@@ -1,0 +1,241 @@
+"""API misuse that used to crash: threads, released buffers, uninitialised objects (issue 10, defects 3-5, 9).
+
+Crash-prone checks run in a subprocess, so a regression shows up as a
+failed test with the child's exit status instead of killing pytest.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import bloomkit
+
+ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
+
+
+def make(cls):
+    if cls is bloomkit.ScalableBloomFilter:
+        return cls(100, 0.01)
+    if cls is bloomkit.CuckooFilter:
+        return cls(100, 0.01, auto_grow=True)
+    return cls(100, 0.01)
+
+
+def run_python(source: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True, timeout=timeout
+    )
+
+
+# -- defect 3: GIL discipline ------------------------------------------------
+
+METADATA_RACE = """
+    import sys, threading, time
+    import numpy as np
+    import bloomkit
+
+    cls = getattr(bloomkit, sys.argv[1])
+    if cls is bloomkit.ScalableBloomFilter:
+        f = cls(1000, 0.01)
+    elif cls is bloomkit.CuckooFilter:
+        f = cls(1000, 0.01, auto_grow=True)
+    else:
+        f = cls(200_000, 0.01)
+    keys = np.arange(50_000, dtype=np.uint64)
+    stop = time.monotonic() + 1.5
+    errors = []
+
+    def batches():
+        i = 0
+        while time.monotonic() < stop:
+            try:
+                f.update(keys + np.uint64(i * 50_000))
+            except bloomkit.FilterFullError:
+                f.clear()
+            f.contains_many(keys)
+            i += 1
+
+    def metadata():
+        reads = 0
+        while time.monotonic() < stop:
+            repr(f); f._repr_html_(); f.nbytes; len(f); f.estimated_fpr()
+            for name in ("num_stages", "_stages", "num_slices", "slices", "capacity", "fill_ratio", "load_factor", "is_full"):
+                getattr(f, name, None)
+            reads += 1
+        print("reads", reads)
+
+    threads = [threading.Thread(target=batches), threading.Thread(target=batches), threading.Thread(target=metadata)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    print("ok")
+"""
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
+def test_metadata_reads_during_concurrent_batches(cls):
+    # CuckooFilter built its _stages list (Python objects) inside the guard
+    # with the GIL released: a segfault with a concurrent batch, 3 runs in 3.
+    result = run_python(METADATA_RACE.replace("sys.argv[1]", repr(cls.__name__)))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("ok")
+    assert int(result.stdout.split()[1]) > 0
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
+def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
+    # Was "terminate called without an active exception", status 134: the
+    # daemon thread re-acquiring the GIL at exit was ended by pthread_exit
+    # inside a noexcept destructor.
+    source = f"""
+        import threading, time
+        import numpy as np
+        import bloomkit
+        cls = bloomkit.{cls.__name__}
+        f = cls(1000, 0.01, auto_grow=True) if cls is bloomkit.CuckooFilter else cls(2_000_000, 0.01) if cls is not bloomkit.ScalableBloomFilter else cls(1000, 0.01)
+        keys = np.arange(1_000_000, dtype=np.uint64)
+        def work():
+            while True:
+                f.contains_many(keys)
+                try:
+                    f.update(keys[:1000])
+                except bloomkit.FilterFullError:
+                    f.clear()
+        for _ in range(2):
+            threading.Thread(target=work, daemon=True).start()
+        time.sleep(0.3)
+        print("exiting")
+    """
+    for _ in range(3):
+        result = run_python(source)
+        assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+        assert result.stdout.strip() == "exiting"
+
+
+# -- defect 4: buffers -------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
+def test_released_memoryview_is_refused(cls):
+    f = make(cls)
+    view = memoryview(bytearray(b"key-bytes"))
+    view.release()
+    for call in (f.add, f.contains, f.__contains__, lambda k: f.update([k]), lambda k: f.contains_many(["a", k])):
+        with pytest.raises(ValueError, match="is a released or unreadable memoryview"):
+            call(view)
+    with pytest.raises(ValueError, match="released"):
+        bloomkit.canonical_bytes(view)
+
+
+def test_memoryview_key_holds_its_buffer():
+    # While a key's buffer is being hashed it is exported: the bytearray
+    # behind it cannot be resized under it.
+    data = bytearray(b"abc")
+    view = memoryview(data)
+    f = bloomkit.BloomFilter(100)
+    f.add(view)
+    assert b"abc" in f
+    view.release()
+    data.extend(b"more")  # no export is left behind after the call
+
+
+def test_offset_batch_uses_the_offsets_it_validated():
+    data = np.frombuffer(b"alphabetagamma", dtype=np.uint8).copy()
+    offsets = np.array([0, 5, 9, 14], dtype=np.int64)
+    batch = bloomkit._core.OffsetBatch(data, offsets)
+    offsets[:] = [0, 2**40, 2**41, 2**62]  # rewritten after validation
+    f = bloomkit.BloomFilter(100)
+    f.update(batch)
+    assert [k in f for k in ("alpha", "beta", "gamma")] == [True, True, True]
+
+
+def test_offset_batch_holds_its_data_buffer():
+    data = bytearray(b"alphabeta")
+    batch = bloomkit._core.OffsetBatch(data, np.array([0, 5, 9], dtype=np.int32))
+    with pytest.raises(BufferError):
+        data.extend(b"x" * 10_000)  # would move the memory the batch reads
+    f = bloomkit.CuckooFilter(100)
+    f.update(batch)
+    assert "alpha" in f and "beta" in f
+
+
+# -- defect 5: uninitialised instances -------------------------------------
+
+ARGUMENTS = {
+    "add": ("k",), "contains": ("k",), "__contains__": ("k",), "remove": ("k",), "discard": ("k",),
+    "count": ("k",), "update": (["k"],), "add_many": (["k"],), "contains_many": (["k"],),
+    "remove_many": (["k"],), "save": ("unused.bkf",), "__eq__": (None,), "__ne__": (None,),
+    "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},),
+}
+NOT_ABOUT_STATE = {"from_bytes", "load", "from_params", "__init__", "__init_subclass__", "__new__", "__class__",
+                   "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__",
+                   "__sizeof__", "__getstate__", "__reduce__", "__hash__", "__str__", "__lt__", "__le__", "__gt__",
+                   "__ge__", "__ior__", "__iand__", "__or__", "__and__", "_repr_html_"}
+
+
+def public_surface(cls):
+    names = [n for n in dir(cls) if not n.startswith("_") or n in ARGUMENTS or n in ("__len__", "__repr__", "__copy__")]
+    return [n for n in names if n not in NOT_ABOUT_STATE]
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
+def test_every_method_and_property_of_an_uninitialised_instance_raises_type_error(cls, tmp_path):
+    names = public_surface(cls)
+    assert len(names) >= 15
+    for name in names:
+        instance = cls.__new__(cls)
+        attribute = inspect.getattr_static(cls, name)
+        with pytest.raises(TypeError, match=rf"^{cls.__name__} object is not initialised \(__init__ was not called\)$"):
+            if isinstance(attribute, property) or type(attribute).__name__ in ("getset_descriptor", "member_descriptor"):
+                getattr(instance, name)
+            else:
+                value = getattr(instance, name)
+                if not callable(value):
+                    continue
+                args = ARGUMENTS.get(name, ())
+                if name in ("__eq__", "__ne__"):
+                    args = (make(cls),)
+                if name == "save":
+                    args = (tmp_path / "x.bkf",)
+                value(*args)
+    # The operations of the report, spelled out.
+    instance = cls.__new__(cls)
+    for operation in (len, repr, pickle.dumps, lambda f: f.clear(), lambda f: f.update(["a"]), lambda f: f.nbytes):
+        with pytest.raises(TypeError, match="not initialised"):
+            operation(instance)
+    # An initialised filter given an uninitialised operand refuses it too.
+    if cls in (bloomkit.BloomFilter, bloomkit.CountingBloomFilter):
+        with pytest.raises(TypeError, match="not initialised"):
+            make(cls) | cls.__new__(cls)
+
+
+# -- defect 9: a second __init__ -------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
+def test_second_init_raises_and_keeps_the_filter(cls):
+    f = make(cls)
+    f.add("kept")
+    before = f.to_bytes()
+    with pytest.raises(TypeError, match=rf"^{cls.__name__} is already initialised: __init__ cannot be called twice"):
+        f.__init__(5000)
+    assert f.to_bytes() == before
+
+
+def test_subclass_init_calling_super_still_works():
+    class Named(bloomkit.BloomFilter):
+        def __init__(self, name):
+            super().__init__(1000, 0.01)
+            self.name = name
+
+    f = Named("seen")
+    f.add("x")
+    assert "x" in f and f.name == "seen"
+    with pytest.raises(TypeError, match="already initialised"):
+        f.__init__("again")
