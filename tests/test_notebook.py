@@ -107,10 +107,11 @@ def _expected_rows(f: bloomkit.BloomFilter) -> dict:
         "error_rate": _display.format_value(f.error_rate),
         "num_bits": f"{m:,}",
         "num_hashes": str(k),
-        "nbytes": f"{8 * ((m + 63) // 64):,}",
+        "nbytes": f"{_display.human_size(8 * ((m + 63) // 64))} ({8 * ((m + 63) // 64):,} B)",
         "fill_ratio": _display.format_value(fill),
         "estimated_count": f"{round(estimate):,}",
         "estimated_fpr": _display.format_value(fill**k),
+        "state": "within target" if fill**k <= 2 * f.error_rate else "over capacity",
     }
 
 

@@ -62,8 +62,8 @@ def test_bits_per_key_formulas():
     figure = bloomkit.plot.bits_per_key([0.1, 0.01, 0.001])
     ax = figure.axes[0]
     lines = lines_by_label(ax)
-    bloom = next(line for label, line in lines.items() if label.startswith("Bloom"))
-    cuckoo = next(line for label, line in lines.items() if label.startswith("cuckoo"))
+    bloom = next(line for label, line in lines.items() if label.startswith("Bloom formula"))
+    cuckoo = next(line for label, line in lines.items() if label.startswith("cuckoo formula"))
     assert bloom.get_ydata()[1] == pytest.approx(math.log2(100) / math.log(2))  # 9.585 bits at 1 %
     assert cuckoo.get_ydata()[1] == pytest.approx((math.log2(100) + 3) / 0.955)  # Fan et al., b=4
     assert bloomkit.plot.cuckoo_bits_per_key(0.01, bucket_size=2) == pytest.approx((math.log2(100) + 2) / 0.84)
@@ -92,7 +92,7 @@ def test_plots_draw_into_given_axes():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="fpr_curve needs capacity"):
         bloomkit.plot.fpr_curve()
-    with pytest.raises(TypeError, match="needs a Bloom-type filter"):
+    with pytest.raises(TypeError, match="needs a BloomFilter, CountingBloomFilter, ScalableBloomFilter or CuckooFilter"):
         bloomkit.plot.fpr_curve(filter=object())
     with pytest.raises(ValueError, match="every rate in \\(0, 1\\)"):
         bloomkit.plot.bits_per_key([0.1, 1.5])
@@ -104,3 +104,54 @@ def test_missing_matplotlib_gives_a_clear_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # makes the import fail
     with pytest.raises(ImportError, match=r"pip install 'bloomkit\[plot\]'"):
         bloomkit.plot.fpr_curve(1000, 0.01)
+
+
+def test_bits_per_key_plots_bloomkits_real_sizing_and_its_crossover():
+    rates = [0.01, 0.001, 1e-4]
+    figure = bloomkit.plot.bits_per_key(rates, keys=100_000)
+    lines = lines_by_label(figure.axes[0])
+    real_bloom = next(line for label, line in lines.items() if label.startswith("bloomkit BloomFilter"))
+    real_cuckoo = next(line for label, line in lines.items() if label.startswith("bloomkit CuckooFilter"))
+    for i, rate in enumerate(rates):
+        assert real_bloom.get_ydata()[i] == 8 * bloomkit.calc.bloom_params(100_000, rate).nbytes / 100_000
+        assert real_cuckoo.get_ydata()[i] == 8 * bloomkit.calc.cuckoo_params(100_000, rate).nbytes / 100_000
+    crossing = bloomkit.plot.sizing_crossover()
+    assert 1e-5 < crossing.always_below <= crossing.first < 0.01
+
+    def smaller(rate):
+        return bloomkit.calc.cuckoo_params(10**6, rate).nbytes < bloomkit.calc.bloom_params(10**6, rate).nbytes
+
+    # Below the crossover cuckoo is smaller at every rate; just above it, not.
+    assert all(smaller(rate) for rate in np.logspace(math.log10(crossing.always_below), -7, 60))
+    assert not smaller(crossing.always_below * 1.01)
+    assert smaller(crossing.first) and not any(smaller(rate) for rate in np.logspace(-1, math.log10(crossing.first * 1.01), 60))
+    # The formula-only crossover (ε ≈ 0.0041 for b=4) is not what is labelled.
+    texts = [text.get_text() for text in bloomkit.plot.bits_per_key().axes[0].texts]
+    assert any(f"below ε ≈ {crossing.always_below:.2g}" in text for text in texts)
+
+
+def test_fpr_curve_of_a_scalable_filter_is_its_compound_rate():
+    s = bloomkit.ScalableBloomFilter(1000, 0.01)
+    s.update(np.arange(20_000))
+    figure = bloomkit.plot.fpr_curve(filter=s, probes=20_000)
+    ax = figure.axes[0]
+    curve = next(line for label, line in lines_by_label(ax).items() if label.startswith("compound FPR"))
+    x, y = curve.get_xdata(), curve.get_ydata()
+    assert x[-1] == 2 * len(s) and np.all(np.asarray(y) < 0.01)  # the bound holds however far it grows
+    i = int(np.searchsorted(x, 20_000))
+    assert y[i] == pytest.approx(s.estimated_fpr(), rel=0.2)  # same parameters, same chain
+    assert "compound" in ax.get_title()
+
+
+def test_fpr_curve_of_a_cuckoo_filter_is_load_against_fpr():
+    c = bloomkit.CuckooFilter(20_000, 0.01)
+    c.update(np.arange(15_000))
+    ax = bloomkit.plot.fpr_curve(filter=c, probes=20_000).axes[0]
+    curve = next(line for label, line in lines_by_label(ax).items() if label.startswith("bound"))
+    x, y = curve.get_xdata(), curve.get_ydata()
+    assert x[0] == 0 and x[-1] == 1
+    assert y[-1] == pytest.approx(bloomkit.calc.cuckoo_false_positive_rate(c.fingerprint_bits, 4, 1.0))
+    assert "load factor" in ax.get_xlabel()
+    counting = bloomkit.CountingBloomFilter(5000, 0.01)
+    counting.update(range(3000))
+    assert bloomkit.plot.fpr_curve(filter=counting, probes=10_000).axes[0].get_lines()

@@ -22,6 +22,36 @@ void bind_bloom(py::module_& m) {
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
     cls.def_property_readonly("_set_bits", [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
+    cls.def("_positions_core", [](G& self, py::handle keys) {
+        KeyBatch batch(keys, self.core.seed());
+        const size_t k = self.core.num_hashes();
+        py::array_t<uint64_t> result({static_cast<py::ssize_t>(batch.size()), static_cast<py::ssize_t>(k)});
+        uint64_t* out = result.mutable_data();
+        // Positions depend only on the geometry, which never changes, so no lock.
+        py::gil_scoped_release release;
+        batch.visit([&](const auto& source) { self.core.positions_many(source, out); });
+        return result;
+    });
+    // The payload bytes of docs/FORMAT.md alone, and their replacement, for
+    // stores that keep the bits outside the process (bloomkit.redis). The
+    // replacement is validated like a loaded payload before anything changes.
+    cls.def("_payload", [](G& self) {
+        std::vector<uint8_t> out;
+        self.guard.released_read([&] {
+            bloomkit::ByteWriter w(out);
+            self.core.write_payload(w);
+        });
+        return to_py_bytes(out);
+    });
+    cls.def("_assign_payload", [](G& self, py::handle payload) {
+        ByteBuffer buffer(payload);
+        self.guard.released_write([&] {
+            bloomkit::ByteReader r(buffer.data(), buffer.size());
+            BloomFilter replacement = BloomFilter::read_payload(self.core.geometry(), r);
+            r.expect_end("payload");
+            self.core = std::move(replacement);
+        });
+    });
     cls.def("_union_update", [](G& self, G& other) {
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });

@@ -28,6 +28,21 @@ void bind_cuckoo(py::module_& m) {
     bind_common<CuckooFilter>(cls);
     bind_removal<CuckooFilter>(cls);
 
+    cls.def(
+        "_add_new_many",
+        [](G& self, py::handle keys, bool want_result) -> py::object {
+            KeyBatch batch(keys, self.core.seed());
+            if (!want_result) {
+                self.guard.released_write(
+                    [&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, nullptr); }); });
+                return py::none();
+            }
+            auto result = new_bool_array(batch.size());
+            uint8_t* out = bool_data(result);
+            self.guard.released_write([&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, out); }); });
+            return std::move(result);
+        },
+        py::arg("keys"), py::arg("want_result") = true);
     cls.def("__len__", [](G& self) { return self.guard.read([&] { return self.core.size(); }); },
             "Exact number of fingerprints stored (each add stores one, each removal takes one).");
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });

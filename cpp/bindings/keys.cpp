@@ -1,12 +1,13 @@
 #include "keys.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 namespace bloomkit_py {
 
 namespace {
 
-const char* const kAllowedKeys = "keys must be str, bytes, bytearray, memoryview or int";
+const char* const kAllowedKeys = "keys must be str, bytes, bytearray, memoryview, int or float";
 
 std::string where(Py_ssize_t index) {
     return index >= 0 ? "key at index " + std::to_string(index) : std::string("key");
@@ -25,6 +26,17 @@ bool is_numpy_integer(py::handle obj) {
         return py::module_::import("numpy").attr("integer");
     }).get_stored();
     const int result = PyObject_IsInstance(obj.ptr(), integer.ptr());
+    if (result < 0) throw py::error_already_set();
+    return result == 1;
+}
+
+// numpy.floating (float32, float16, ...; numpy.float64 is a float subclass).
+bool is_numpy_floating(py::handle obj) {
+    PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+    const py::object& floating = storage.call_once_and_store_result([] {
+        return py::module_::import("numpy").attr("floating");
+    }).get_stored();
+    const int result = PyObject_IsInstance(obj.ptr(), floating.ptr());
     if (result < 0) throw py::error_already_set();
     return result == 1;
 }
@@ -89,6 +101,18 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
         }
         if (!out.buffer_is_contiguous())
             throw py::value_error(where(index) + " is a non-contiguous memoryview: keys must be C-contiguous buffers");
+        return out;
+    }
+    if (PyFloat_Check(obj)) {
+        out.is_integer = true;
+        out.integer = bloomkit::canonical_float(PyFloat_AS_DOUBLE(obj));
+        return out;
+    }
+    if (is_numpy_floating(key)) {
+        const double value = PyFloat_AsDouble(obj);
+        if (value == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+        out.is_integer = true;
+        out.integer = bloomkit::canonical_float(value);
         return out;
     }
     if (is_numpy_integer(key)) {
@@ -161,6 +185,11 @@ KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
         kind_ = Kind::Offsets;
         return;
     }
+    if (py::isinstance<RowBatch>(keys)) {
+        owner_ = py::reinterpret_borrow<py::object>(keys);
+        from_rows(keys.cast<const RowBatch&>());
+        return;
+    }
     if (py::isinstance<py::array>(keys)) {
         from_array(py::reinterpret_borrow<py::array>(keys));
         return;
@@ -199,9 +228,20 @@ void KeyBatch::from_array(py::array array) {
         kind_ = Kind::RawBytes;
         return;
     }
-    if (kind != 'i' && kind != 'u' && kind != 'S' && kind != 'U')
+    if (kind == 'M' || kind == 'm') {
+        from_datetime_array(array);
+        return;
+    }
+    if (kind == 'b')
+        throw py::type_error("unsupported key array dtype 'bool': booleans are not keys (use .astype('uint8') "
+                             "if True/False should be the keys 1/0)");
+    if (kind != 'i' && kind != 'u' && kind != 'f' && kind != 'S' && kind != 'U')
         throw py::type_error("unsupported key array dtype '" + std::string(py::str(dtype)) +
-                             "': key arrays must hold integers, bytes (S), raw binary (V), str (U) or objects");
+                             "': key arrays must hold integers, floats, datetime64/timedelta64, bytes (S), "
+                             "raw binary (V), str (U) or objects");
+    if (kind == 'f' && dtype.itemsize() != 4 && dtype.itemsize() != 8)
+        throw py::type_error("unsupported float key width of " + std::to_string(dtype.itemsize()) +
+                             " bytes: convert with .astype('float64')");
     if (!dtype.attr("isnative").cast<bool>())
         array = array.attr("astype")(dtype.attr("newbyteorder")("="));
     owner_ = array;
@@ -220,6 +260,10 @@ void KeyBatch::from_array(py::array array) {
         if (bad != count_)
             throw py::value_error("key at index " + std::to_string(bad) +
                                   " is a str that cannot be encoded as UTF-8 (surrogate or out-of-range code point)");
+        return;
+    }
+    if (kind == 'f') {
+        kind_ = itemsize_ == 4 ? Kind::Float32 : Kind::Float64;
         return;
     }
     const bool is_signed = kind == 'i';
@@ -268,6 +312,128 @@ void KeyBatch::warn_if_binary() const {
     }
 }
 
+void KeyBatch::from_datetime_array(py::array array) {
+    // Units of NumPy's datetime64/timedelta64 in nanoseconds. Calendar units
+    // (Y, M) are converted by the Python layer first (bloomkit._batch);
+    // units finer than ns cannot be represented as whole nanoseconds.
+    static const std::pair<const char*, int64_t> kUnits[] = {
+        {"W", 604800000000000LL}, {"D", 86400000000000LL}, {"h", 3600000000000LL}, {"m", 60000000000LL},
+        {"s", 1000000000LL},      {"ms", 1000000LL},       {"us", 1000LL},          {"ns", 1LL}};
+    py::dtype dtype = array.dtype();
+    const py::tuple unit_info = py::module_::import("numpy").attr("datetime_data")(dtype);
+    const std::string unit = py::str(unit_info[0]);
+    const int64_t multiple = unit_info[1].cast<int64_t>();
+    int64_t nanos = 0;
+    for (const auto& entry : kUnits)
+        if (unit == entry.first) nanos = entry.second;
+    if (nanos == 0 || multiple <= 0 || multiple > INT64_MAX / nanos)
+        throw py::type_error("unsupported key array dtype '" + std::string(py::str(dtype)) +
+                             "': datetime64/timedelta64 keys need a unit from weeks to nanoseconds "
+                             "(convert with .astype('datetime64[ns]'))");
+    if (!dtype.attr("isnative").cast<bool>()) array = array.attr("astype")(dtype.attr("newbyteorder")("="));
+    owner_ = array;
+    base_ = static_cast<const uint8_t*>(array.data());
+    count_ = static_cast<size_t>(array.shape(0));
+    stride_ = static_cast<ptrdiff_t>(array.strides(0));
+    itemsize_ = 8;
+    nanos_per_unit_ = nanos * multiple;
+    kind_ = Kind::Nanoseconds;
+    const size_t bad = bloomkit::NanosecondKeys(base_, count_, stride_, nanos_per_unit_).first_out_of_range();
+    if (bad != count_)
+        throw py::value_error("key at index " + std::to_string(bad) +
+                              " is a datetime64/timedelta64 outside the range of int64 nanoseconds "
+                              "(years 1678-2261 for datetimes)");
+}
+
+namespace {
+
+// Keys whose conversion runs no Python code and whose bytes cannot change
+// while the batch holds a reference: such objects can be read again, block
+// by block, after validation. (A NumPy scalar's __index__ may be Python
+// code; a bytearray or memoryview may be resized or released meanwhile.)
+bool rereadable(PyObject* obj) {
+    return PyUnicode_Check(obj) || PyBytes_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj);
+}
+
+// Warms the cache lines of the object `ahead` places further on: the header
+// (type, length) and the first data bytes (a compact str's data follows it).
+inline void prefetch_object(PyObject* obj) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(obj);
+    __builtin_prefetch(reinterpret_cast<const char*>(obj) + 64);
+#else
+    (void)obj;
+#endif
+}
+
+constexpr size_t kObjectPrefetch = 8;
+
+}  // namespace
+
+PyObject* KeyBatch::object_at(size_t i) const {
+    if (object_array_) {
+        PyObject* raw;
+        std::memcpy(&raw, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof raw);
+        return raw != nullptr ? raw : Py_None;
+    }
+    PyObject* items = owner_.ptr();
+    return PyList_Check(items) ? PyList_GET_ITEM(items, i) : PyTuple_GET_ITEM(items, i);
+}
+
+template <class Item>
+void KeyBatch::validate_objects(Py_ssize_t count, Item&& item) {
+    bool deferred = true;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        if (static_cast<size_t>(i) + kObjectPrefetch < static_cast<size_t>(count))
+            prefetch_object(item(i + static_cast<Py_ssize_t>(kObjectPrefetch)));
+        py::object key = py::reinterpret_borrow<py::object>(item(i));
+        canonical_key(key, i);
+        deferred = deferred && rereadable(key.ptr());
+    }
+    count_ = static_cast<size_t>(count);
+    if (deferred) {
+        kind_ = Kind::Objects;
+        return;
+    }
+    // Hash now, while nothing else can run: the old one-digest-per-key path.
+    digests_.resize(count_);
+    hash_objects(0, count_, seed_, digests_.data());
+    kind_ = Kind::Digests;
+}
+
+void KeyBatch::hash_objects(size_t first, size_t count, uint32_t seed, bloomkit::Hash128* out) const {
+    // Called with the GIL held. The objects were validated when the batch
+    // was built; a list changed since by another thread is re-checked here
+    // (its length, and each key again by canonical_key).
+    if (!object_array_ && PyList_Check(owner_.ptr()) &&
+        first + count > static_cast<size_t>(PyList_GET_SIZE(owner_.ptr())))
+        throw py::value_error("the list of keys changed size while it was being inserted");
+    for (size_t j = 0; j < count; ++j) {
+        if (j + kObjectPrefetch < count) prefetch_object(object_at(first + j + kObjectPrefetch));
+        py::object key = py::reinterpret_borrow<py::object>(object_at(first + j));
+        out[j] = canonical_key(key, static_cast<Py_ssize_t>(first + j)).hash(seed);
+    }
+}
+
+bloomkit::BlockDigestKeys KeyBatch::object_keys() const {
+    // The core calls this from a section running without the GIL (holding
+    // the filter's lock); each block takes the GIL back to read its objects.
+    // No thread waits for that lock while holding the GIL (guard.hpp), so
+    // this cannot deadlock. Python errors become C++ exceptions that carry
+    // only a message, safe to unwind without the GIL.
+    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t seed, Hash128* out) {
+        py::gil_scoped_acquire gil;
+        try {
+            hash_objects(first, count, seed, out);
+        } catch (py::error_already_set& e) {
+            const bool type_error = e.matches(PyExc_TypeError);
+            const std::string message = e.what();
+            if (type_error) throw py::type_error(message);
+            throw py::value_error(message);
+        }
+    });
+}
+
 void KeyBatch::from_objects(py::handle sequence) {
     // Lists and tuples are walked in place; any other iterable is first
     // collected into a tuple. Each item is held by a strong reference while
@@ -286,33 +452,72 @@ void KeyBatch::from_objects(py::handle sequence) {
             throw py::error_already_set();
         }
     }
-    const bool is_list = PyList_Check(items.ptr());
-    auto length = [&] { return is_list ? PyList_GET_SIZE(items.ptr()) : PyTuple_GET_SIZE(items.ptr()); };
-    digests_.reserve(static_cast<size_t>(length()));
-    for (Py_ssize_t i = 0; i < length(); ++i) {
-        py::object item = py::reinterpret_borrow<py::object>(is_list ? PyList_GET_ITEM(items.ptr(), i)
-                                                                     : PyTuple_GET_ITEM(items.ptr(), i));
-        digests_.push_back(canonical_key(item, i).hash(seed_));
-    }
-    count_ = digests_.size();
-    kind_ = Kind::Digests;
+    owner_ = items;
+    object_array_ = false;
+    PyObject* raw = items.ptr();
+    const bool is_list = PyList_Check(raw);
+    // A list can shrink during validation (a key's __index__ may run
+    // Python code): validate up to its length at the start, re-read below.
+    const Py_ssize_t n = is_list ? PyList_GET_SIZE(raw) : PyTuple_GET_SIZE(raw);
+    auto item = [&](Py_ssize_t i) -> PyObject* {
+        if (is_list && i >= PyList_GET_SIZE(raw)) throw py::value_error("the list of keys changed size while it was read");
+        return is_list ? PyList_GET_ITEM(raw, i) : PyTuple_GET_ITEM(raw, i);
+    };
+    validate_objects(n, item);
 }
 
 void KeyBatch::from_object_array(py::array array) {
     // NumPy object arrays hold PyObject pointers (NULL reads as None); the
-    // array is kept alive by `array` for the whole walk.
-    const auto* base = static_cast<const uint8_t*>(array.data());
-    const ptrdiff_t stride = static_cast<ptrdiff_t>(array.strides(0));
-    const Py_ssize_t n = array.shape(0);
-    digests_.reserve(static_cast<size_t>(n));
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        PyObject* raw;
-        std::memcpy(&raw, base + i * stride, sizeof raw);
-        py::object item = py::reinterpret_borrow<py::object>(raw != nullptr ? raw : Py_None);
-        digests_.push_back(canonical_key(item, i).hash(seed_));
+    // array is kept alive by owner_ for the whole batch.
+    owner_ = array;
+    object_array_ = true;
+    base_ = static_cast<const uint8_t*>(array.data());
+    stride_ = static_cast<ptrdiff_t>(array.strides(0));
+    validate_objects(array.shape(0), [&](Py_ssize_t i) { return object_at(static_cast<size_t>(i)); });
+}
+
+// ------------------------------------------------------------------- RowBatch
+
+RowBatch::RowBatch(py::list columns, py::list names) : columns_(std::move(columns)), names_(std::move(names)) {
+    if (columns_.size() == 0) throw py::value_error("a RowBatch needs at least one column");
+    if (names_.size() != columns_.size()) throw py::value_error("RowBatch needs one name per column");
+}
+
+void KeyBatch::from_rows(const RowBatch& rows) {
+    const py::list& columns = rows.columns();
+    for (size_t c = 0; c < columns.size(); ++c) {
+        const std::string where = "column " + rows.name(c) + ": ";
+        if (py::isinstance<RowBatch>(columns[c])) throw py::type_error(where + "a RowBatch cannot be a column");
+        try {
+            columns_.push_back(std::unique_ptr<KeyBatch>(new KeyBatch(columns[c], seed_)));
+        } catch (py::error_already_set& e) {
+            const bool type_error = e.matches(PyExc_TypeError);
+            const std::string message = where + e.what();
+            if (type_error) throw py::type_error(message);
+            throw py::value_error(message);
+        } catch (const py::type_error& e) {
+            throw py::type_error(where + e.what());
+        } catch (const py::value_error& e) {
+            throw py::value_error(where + e.what());
+        }
+        if (columns_.back()->size() != columns_.front()->size())
+            throw py::value_error(where + "has " + std::to_string(columns_.back()->size()) + " rows, column " +
+                                  rows.name(0) + " has " + std::to_string(columns_.front()->size()));
     }
-    count_ = digests_.size();
-    kind_ = Kind::Digests;
+    count_ = columns_.front()->size();
+    kind_ = Kind::Rows;
+}
+
+bloomkit::RowKeys KeyBatch::row_keys() const {
+    std::vector<std::unique_ptr<bloomkit::ColumnDigests>> sources;
+    sources.reserve(columns_.size());
+    for (const auto& column : columns_)
+        column->visit([&](const auto& keys) {
+            // from_rows() refuses a RowBatch as a column; RowKeys is move-only.
+            if constexpr (!std::is_same<std::decay_t<decltype(keys)>, bloomkit::RowKeys>::value)
+                sources.push_back(bloomkit::make_column(keys));
+        });
+    return bloomkit::RowKeys(std::move(sources));
 }
 
 }  // namespace bloomkit_py

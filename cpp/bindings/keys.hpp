@@ -8,8 +8,10 @@
 
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
+#include <bloomkit/row_keys.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,11 +116,28 @@ class OffsetBatch {
     bool wide_ = false;
 };
 
+// Several key columns of equal length whose rows are the keys (row_keys.hpp),
+// built by the Python layer from a DataFrame's columns. `names` label the
+// columns in error messages.
+class RowBatch {
+  public:
+    RowBatch(py::list columns, py::list names);
+    const py::list& columns() const { return columns_; }
+    std::string name(size_t i) const { return py::str(names_[i]); }
+
+  private:
+    py::list columns_;
+    py::list names_;
+};
+
 // A validated batch of keys, ready to be used without the GIL. Built with
 // the GIL held for a filter's `seed`; every key is checked here, so a batch
 // that constructs holds only valid keys and a filter can apply it without
 // failing half-way. Arrays and Arrow buffers are read in place (and hashed
-// later, without the GIL); Python objects are hashed while they are walked.
+// later, without the GIL). Python objects (lists, tuples, object arrays,
+// iterables) are validated when the batch is built and hashed a block at a
+// time (BlockDigestKeys) with the GIL taken back for each block, so a batch
+// of n objects holds O(block) digests, not O(n).
 class KeyBatch {
   public:
     KeyBatch(py::handle keys, uint32_t seed);
@@ -145,14 +164,20 @@ class KeyBatch {
                 return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_, /*strip_trailing_nul=*/false));
             case Kind::FixedUtf32:
                 return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
+            case Kind::Float32: return f(bloomkit::FloatKeys<float>(base_, count_, stride_));
+            case Kind::Float64: return f(bloomkit::FloatKeys<double>(base_, count_, stride_));
+            case Kind::Nanoseconds: return f(bloomkit::NanosecondKeys(base_, count_, stride_, nanos_per_unit_));
             case Kind::Digests: return f(bloomkit::DigestKeys(digests_, seed_));
+            case Kind::Objects: return f(object_keys());
             case Kind::Offsets: return offsets_->visit(std::forward<F>(f));
+            case Kind::Rows: return f(row_keys());
         }
     }
 
   private:
     enum class Kind {
-        Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, FixedBytes, RawBytes, FixedUtf32, Digests, Offsets
+        Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
+        Float32, Float64, Nanoseconds, FixedBytes, RawBytes, FixedUtf32, Digests, Objects, Offsets, Rows
     };
 
     template <class Int>
@@ -163,8 +188,17 @@ class KeyBatch {
     void from_array(py::array array);
     void from_byte_rows(py::array array);
     void warn_if_binary() const;
+    void from_datetime_array(py::array array);
     void from_objects(py::handle sequence);
     void from_object_array(py::array array);
+    void from_rows(const RowBatch& rows);
+    // Validates objects [0, count) read by item(i); keeps them for block hashing.
+    template <class Item>
+    void validate_objects(Py_ssize_t count, Item&& item);
+    PyObject* object_at(size_t i) const;
+    void hash_objects(size_t first, size_t count, uint32_t seed, bloomkit::Hash128* out) const;
+    bloomkit::BlockDigestKeys object_keys() const;
+    bloomkit::RowKeys row_keys() const;
 
     uint32_t seed_;
     Kind kind_ = Kind::Digests;
@@ -174,9 +208,14 @@ class KeyBatch {
     const uint8_t* base_ = nullptr;
     ptrdiff_t stride_ = 0;
     size_t itemsize_ = 0;
-    // Object batches: one digest per key.
+    int64_t nanos_per_unit_ = 1;  // datetime64 / timedelta64
+    // Object batches: the list, tuple or object array (owner_) walked again
+    // block by block; or, when some key needs Python code to convert (a
+    // NumPy scalar's __index__, a mutable buffer), one digest per key.
+    bool object_array_ = false;
     std::vector<Hash128> digests_;
     const OffsetBatch* offsets_ = nullptr;
+    std::vector<std::unique_ptr<KeyBatch>> columns_;  // Rows
 };
 
 }  // namespace bloomkit_py

@@ -18,6 +18,8 @@ void bind_bloom(py::module_& m);
 void bind_cuckoo(py::module_& m);
 void bind_counting_bloom(py::module_& m);
 void bind_scalable_bloom(py::module_& m);
+void bind_redis(py::module_& m);
+void bind_spark(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -51,6 +53,10 @@ PYBIND11_MODULE(_core, m) {
                                          "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
+    py::class_<bloomkit_py::RowBatch>(m, "RowBatch",
+                                      "Key columns whose rows are the keys (docs/decisions.md, row keys).")
+        .def(py::init<py::list, py::list>(), py::arg("columns"), py::arg("names"))
+        .def("__len__", [](const bloomkit_py::RowBatch& rows) { return rows.columns().size(); });
 
     // bloomkit.FilterFullError: a RuntimeError raised when a cuckoo filter
     // cannot store a key because it is full. bloomkit.TooManyCopiesError: a
@@ -109,4 +115,6 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_cuckoo(m);
     bloomkit_py::bind_counting_bloom(m);
     bloomkit_py::bind_scalable_bloom(m);
+    bloomkit_py::bind_redis(m);
+    bloomkit_py::bind_spark(m);
 }

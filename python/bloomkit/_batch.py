@@ -27,11 +27,94 @@ def key_batches(keys, combine_chunks: bool = False) -> list:
     (then its chunks are copied into one array first).
     """
     module = type(keys).__module__ or ""
+    if isinstance(keys, np.ndarray):
+        return [_numpy_keys(keys)]
+    columns = frame_columns(keys)
+    if columns is not None:
+        raise TypeError(
+            f"expected one column of keys, got a {_frame_kind(keys)} with columns {columns!r}: pass one column"
+            + (f", e.g. frame[{columns[0]!r}]" if columns else "")
+            + "; bloomkit.dedup_mask(frame) dedups whole rows"
+        )
     if module.startswith("pyarrow"):
         return _arrow_batches(keys, combine_chunks)
     if module.startswith("pandas"):
         return _pandas_batches(keys, combine_chunks)
+    if hasattr(keys, "__arrow_c_stream__") or hasattr(keys, "__arrow_c_array__"):
+        return _arrow_batches(import_arrow(keys), combine_chunks)
     return [keys]
+
+
+def frame_columns(obj) -> "list | None":
+    """Column names if ``obj`` is a table (pandas / polars DataFrame, pyarrow Table / RecordBatch), else None."""
+    module = type(obj).__module__ or ""
+    if module.startswith("pandas") and hasattr(obj, "columns") and hasattr(obj, "iloc"):
+        return [str(name) for name in obj.columns]
+    if module.startswith("polars") and type(obj).__name__ in ("DataFrame", "LazyFrame"):
+        return list(obj.columns)
+    if module.startswith("pyarrow") and type(obj).__name__ in ("Table", "RecordBatch"):
+        return list(obj.column_names)
+    return None
+
+
+def is_foreign_arrow(obj) -> bool:
+    """An object with the Arrow PyCapsule interface that is not NumPy, pandas, pyarrow or a polars DataFrame."""
+    module = type(obj).__module__ or ""
+    if isinstance(obj, np.ndarray) or module.startswith(("pandas", "pyarrow")):
+        return False
+    return hasattr(obj, "__arrow_c_stream__") or hasattr(obj, "__arrow_c_array__")
+
+
+def reversed_arrow(array):
+    """A pyarrow (chunked) array in reverse order (one copy: Arrow has no negative strides)."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(array.type) or pa.types.is_binary_view(array.type):
+        # Arrow's take kernel has no view types yet.
+        array = array.cast(pa.large_string() if pa.types.is_string_view(array.type) else pa.large_binary())
+    return array[::-1]
+
+
+def _frame_kind(obj) -> str:
+    return f"{type(obj).__module__.split('.')[0]} {type(obj).__name__}"
+
+
+def import_arrow(obj, allow_struct: bool = False):
+    """Any object with the Arrow PyCapsule interface as a pyarrow (chunked) array, zero-copy.
+
+    pyarrow imports the capsule through the Arrow C Data Interface (no
+    Python object per value); it is therefore needed for such inputs
+    (polars Series, nanoarrow arrays, DuckDB results, ...), and the error
+    says so when it is missing.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError as error:
+        raise ImportError(
+            f"reading a {type(obj).__name__} as keys goes through the Arrow C Data Interface, which needs "
+            "pyarrow: pip install pyarrow"
+        ) from error
+    if hasattr(obj, "__arrow_c_stream__"):
+        imported = pa.chunked_array(obj)
+    else:
+        imported = pa.array(obj)
+    if pa.types.is_struct(imported.type):
+        if allow_struct:
+            # A table: one chunked array per field, no copy.
+            return pa.Table.from_arrays(imported.flatten(), names=[field.name for field in imported.type])
+        names = [field.name for field in imported.type]
+        raise TypeError(
+            f"expected one column of keys, got a {_frame_kind(obj)} of Arrow type struct with fields {names!r}: "
+            "pass one column; bloomkit.dedup_mask(frame) dedups whole rows"
+        )
+    return imported
+
+
+def _numpy_keys(array):
+    """NumPy arrays the core reads as they are, except calendar datetime units (Y, M), converted to days."""
+    if array.dtype.kind == "M" and np.datetime_data(array.dtype)[0] in ("Y", "M"):
+        return array.astype("datetime64[D]")
+    return array
 
 
 def single_batch(keys):
@@ -46,8 +129,12 @@ def _pandas_batches(keys, combine_chunks: bool = False) -> list:
         import pyarrow as pa
 
         return _arrow_batches(pa.array(keys.array), combine_chunks)
+    dtype = getattr(keys, "dtype", None)
+    if getattr(dtype, "tz", None) is not None:
+        # tz-aware datetimes: their UTC instants (to_numpy() would give Timestamp objects).
+        return [np.asarray(keys.array.tz_convert("UTC").tz_localize(None)).astype("datetime64[ns]", copy=False)]
     if hasattr(keys, "to_numpy"):
-        return [keys.to_numpy()]
+        return [_numpy_keys(keys.to_numpy())]
     return [keys]
 
 
@@ -82,15 +169,32 @@ def _arrow_batches(keys, combine_chunks: bool = False) -> list:
         raise ValueError(f"key at index {first_null} is null: keys must not be None / null")
     arrow_type = keys.type
     if pa.types.is_dictionary(arrow_type):
+        dictionary = keys.dictionary
+        if pa.types.is_string_view(dictionary.type) or pa.types.is_binary_view(dictionary.type):
+            # polars Categorical: Arrow's take kernel has no view types; the dictionary is small.
+            dictionary = dictionary.cast(pa.large_string() if pa.types.is_string_view(dictionary.type) else pa.large_binary())
+            keys = pa.DictionaryArray.from_arrays(keys.indices, dictionary)
         return _arrow_batches(keys.dictionary_decode())
     if pa.types.is_string_view(arrow_type) or pa.types.is_binary_view(arrow_type):
         target = pa.large_string() if pa.types.is_string_view(arrow_type) else pa.large_binary()
         return _arrow_batches(keys.cast(target))
-    if pa.types.is_integer(arrow_type):
+    if (
+        pa.types.is_integer(arrow_type)
+        or pa.types.is_floating(arrow_type)
+        or pa.types.is_timestamp(arrow_type)
+        or pa.types.is_duration(arrow_type)
+    ):
+        # Zero-copy views of the values buffer (no nulls, checked above);
+        # float16 is widened by the core's error message, not here.
         return [keys.to_numpy(zero_copy_only=False)]
+    if pa.types.is_date(arrow_type):
+        return [keys.cast(pa.timestamp("s")).to_numpy(zero_copy_only=False)]
     width = _ARROW_BINARY_WIDTH.get(str(arrow_type))
     if width is None:
-        raise TypeError(f"unsupported pyarrow key type '{arrow_type}': keys must be string, binary or integer")
+        raise TypeError(
+            f"unsupported pyarrow key type '{arrow_type}': keys must be string, binary, integer, float, "
+            "timestamp, date or duration"
+        )
     _, offsets_buffer, data_buffer = keys.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32 if width == 4 else np.int64)
     offsets = offsets[keys.offset : keys.offset + len(keys) + 1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from . import _core, calc
+from . import _batch, _core, calc
 from ._base import FilterBase, register
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
@@ -76,7 +76,25 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
 
     _core_class = _core.BloomCore
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0):
+    def __new__(cls, *args, hashing="bloomkit", **kwargs):
+        # hashing="spark": Spark's hashing and layout, a separate class
+        # (bloomkit.spark_sketch.SparkBloomFilter) since every position differs.
+        if hashing == "spark":
+            from .spark_sketch import SparkBloomFilter
+
+            return SparkBloomFilter(*args, **kwargs)
+        if hashing != "bloomkit":
+            raise ValueError(f"hashing must be 'bloomkit' or 'spark', got {hashing!r}")
+        return super().__new__(cls)
+
+    @staticmethod
+    def from_spark_bytes(data):
+        """Read what Spark's ``BloomFilter.writeTo`` wrote: a :class:`~bloomkit.spark_sketch.SparkBloomFilter`."""
+        from .spark_sketch import SparkBloomFilter
+
+        return SparkBloomFilter.from_spark_bytes(data)
+
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, hashing="bloomkit"):
         params = calc.bloom_params(capacity, error_rate)
         _core.BloomCore.__init__(
             self, params.num_bits, params.num_hashes, calc.check_seed(seed), int(capacity), float(error_rate)
@@ -102,6 +120,18 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         instance = cls.__new__(cls)
         _core.BloomCore.__init__(instance, num_bits, num_hashes, calc.check_seed(seed), capacity, error_rate)
         return instance
+
+    def _positions_many(self, keys) -> "np.ndarray":
+        """The bit indices each key sets: a ``(len(keys), num_hashes)`` uint64 array.
+
+        Bit ``i`` is bit ``i % 64`` of little-endian word ``i // 64`` of the
+        payload (docs/FORMAT.md). For stores that keep the bits elsewhere
+        (bloomkit.redis); the keys are validated like ``add_many``'s.
+        """
+        import numpy as np
+
+        parts = [self._positions_core(batch) for batch in _batch.key_batches(keys)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     # Cells in use, for FillEstimates.
     _occupied = _core.BloomCore._set_bits

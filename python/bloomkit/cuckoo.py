@@ -60,8 +60,9 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
       stored at most ``2 * bucket_size`` times (``bucket_size`` if both its
       buckets coincide); one more raises :class:`TooManyCopiesError` (not
       :class:`FilterFullError`: the filter is not full, other keys still
-      fit) without changing anything. For set semantics write
-      ``if key not in f: f.add(key)``.
+      fit) without changing anything. For set semantics (dedup, "seen
+      before?") use :meth:`add_new_many` / :meth:`update_new`, which store a
+      key only when it is absent; one key at a time, ``if key not in f: f.add(key)``.
     * Never lossy: when an insert's eviction walk (at most 500 moves) fails,
       the fingerprint it still holds is kept in a victim slot that lookups
       check, the insert succeeds, and the filter is full: every later
@@ -126,6 +127,29 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array, same failure rule)."""
         self._update(_batch.single_batch(keys))
+        self._check_capacity(2)
+
+    def add_new_many(self, keys) -> np.ndarray:
+        """Set-style batch insert: store each key only if no matching fingerprint is present.
+
+        Returns, per key, whether it was (probably) present before — earlier
+        keys of the same batch included — exactly like
+        ``BloomFilter.add_many``: ``~f.add_new_many(keys)`` marks first
+        occurrences. Unlike :meth:`add_many` (a multiset: one more copy per
+        call, at most ``2 * bucket_size`` copies of a key), a key repeated
+        any number of times is stored once, so this is the call for
+        deduplication and "seen before?" sets; use :meth:`add_many` when
+        ``count``/``remove`` must track multiplicities. A key that matches a
+        false positive is not stored. Same validation and failure rule as
+        :meth:`add_many`.
+        """
+        result = self._add_new_many(_batch.single_batch(keys))
+        self._check_capacity(2)
+        return result
+
+    def update_new(self, keys) -> None:
+        """:meth:`add_new_many` without the result array."""
+        self._add_new_many(_batch.single_batch(keys), False)
         self._check_capacity(2)
 
     # -- state -----------------------------------------------------------

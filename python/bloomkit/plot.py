@@ -10,12 +10,13 @@ and figures are freed with the last reference.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from . import calc
 
-__all__ = ["fpr_curve", "bits_per_key", "measure_fpr", "cuckoo_bits_per_key", "CUCKOO_LOAD_FACTOR"]
+__all__ = ["fpr_curve", "bits_per_key", "sizing_crossover", "Crossover", "measure_fpr", "cuckoo_bits_per_key", "CUCKOO_LOAD_FACTOR"]
 
 # Achievable load factor of a cuckoo filter by bucket size (Fan, Andersen,
 # Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom",
@@ -103,10 +104,15 @@ def fpr_curve(
     -------
     matplotlib.figure.Figure
     """
+    if filter is not None and hasattr(filter, "num_slices"):
+        return _scalable_curve(filter, num_items, max_items, probes, ax)
+    if filter is not None and hasattr(filter, "load_factor"):
+        return _cuckoo_curve(filter, probes, ax)
     if filter is not None:
         if not (hasattr(filter, "num_bits") and hasattr(filter, "num_hashes")):
             raise TypeError(
-                f"fpr_curve needs a Bloom-type filter (with num_bits and num_hashes), got {type(filter).__name__}"
+                "fpr_curve needs a BloomFilter, CountingBloomFilter, ScalableBloomFilter or CuckooFilter, "
+                f"got {type(filter).__name__}"
             )
         num_bits, num_hashes = int(filter.num_bits), int(filter.num_hashes)
         capacity, error_rate = int(filter.capacity), float(filter.error_rate)
@@ -137,6 +143,78 @@ def fpr_curve(
     ax.set_xlabel("distinct keys inserted (n)")
     ax.set_ylabel("false-positive rate")
     ax.set_title(f"{label}: false-positive rate as it fills")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
+def _scalable_curve(filter_, num_items, max_items, probes, ax):
+    """Compound FPR of a scalable filter as it grows, from a twin with the same parameters.
+
+    The chain's slice sizes are the core's (integer-k sizing per slice), so
+    the curve is obtained, not re-derived: a fresh filter with the same
+    parameters takes distinct keys in steps and reports
+    ``estimated_fpr() = 1 - prod(1 - fill_i ** k_i)`` after each.
+    """
+    from .scalable_bloom import ScalableBloomFilter
+
+    if num_items is None:
+        num_items = len(filter_)
+    right = int(max_items or max(4 * filter_.initial_capacity, 2 * num_items, 1))
+    twin = ScalableBloomFilter(
+        filter_.initial_capacity, filter_.error_rate, growth=filter_.growth, tightening=filter_.tightening,
+        seed=filter_.seed,
+    )
+    steps = np.unique(np.linspace(0, right, 300).astype(np.int64))
+    compound, slices, inserted = [], [], 0
+    keys = np.random.default_rng(1).permutation(right).astype(np.uint64) + np.uint64(2**40)
+    for step in steps:
+        twin.update(keys[inserted:step])
+        inserted = step
+        compound.append(twin.estimated_fpr())
+        slices.append(twin.num_slices)
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    ax.plot(steps, compound, color="C0", label="compound FPR $1-\\prod_i(1-f_i^{k_i})$ (same parameters)")
+    ax.axhline(filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target bound {filter_.error_rate:g}")
+    starts = [int(steps[i]) for i in range(1, len(steps)) if slices[i] != slices[i - 1]]
+    for i, start in enumerate(starts):
+        ax.axvline(start, color="grey", linestyle="--", linewidth=0.6, label="new slice" if i == 0 else None)
+    if num_items:
+        _measured_point(ax, filter_, num_items, probes)
+    ax.set_yscale("log")
+    positive = [value for value in compound if value > 0]
+    ax.set_ylim(bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=min(1.0, 10 * filter_.error_rate))
+    ax.set_xlim(0, right)
+    ax.set_xlabel("distinct keys inserted (n)")
+    ax.set_ylabel("false-positive rate")
+    ax.set_title(f"ScalableBloomFilter: compound false-positive rate as it grows (growth {filter_.growth:g})")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
+def _cuckoo_curve(filter_, probes, ax):
+    """Cuckoo filter: false-positive bound against load factor, with the filter's measured rate."""
+    bits, bucket_size = int(filter_.fingerprint_bits), int(filter_.bucket_size)
+    loads = np.linspace(0.0, 1.0, 200)
+    theory = [calc.cuckoo_false_positive_rate(bits, bucket_size, float(load)) for load in loads]
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    ax.plot(loads, theory, color="C0",
+            label=rf"bound $1-(1-1/(2^f-1))^{{2b\alpha}}$, f={bits}, b={bucket_size}")
+    ax.axhline(filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {filter_.error_rate:g}")
+    sizing_load = calc.CUCKOO_SIZING_LOAD[bucket_size][0]
+    ax.axvline(sizing_load, color="grey", linestyle="--", linewidth=1, label=f"sizing load {sizing_load:g} (capacity)")
+    if len(filter_):
+        _measured_point(ax, filter_, filter_.load_factor, probes)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=max(theory[1], filter_.error_rate * 1e-3), top=min(1.0, 10 * max(theory[-1], filter_.error_rate)))
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("load factor α (fingerprints stored / slots)")
+    ax.set_ylabel("false-positive rate")
+    stages = f", {filter_.num_stages} stages" if getattr(filter_, "num_stages", 1) > 1 else ""
+    ax.set_title(f"CuckooFilter: false-positive rate against load{stages}")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     return figure
@@ -178,14 +256,19 @@ def cuckoo_bits_per_key(error_rate, bucket_size=4, load_factor=None):
     return (np.log2(1.0 / error_rate) + math.log2(2 * bucket_size)) / load_factor
 
 
-def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
+def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, keys=1_000_000, ax=None):
     """Memory per key against false-positive rate: Bloom vs cuckoo filters.
 
-    * Bloom, optimal k: ``m/n = log2(1/ε) / ln 2 ≈ 1.44 log2(1/ε)``.
-    * Cuckoo: ``(log2(1/ε) + log2(2b)) / α`` (Fan et al. 2014), and, when
-      this build has ``bloomkit.calc.cuckoo_params``, bloomkit's actual
-      sizing (whole fingerprint bits, power-of-two bucket counts).
-    * The information-theoretic floor ``log2(1/ε)`` for reference.
+    * bloomkit's real sizing, from :mod:`bloomkit.calc` (``bloom_params``,
+      ``cuckoo_params``) for ``keys`` keys: whole hash counts and
+      fingerprint bits, cuckoo tables at their sizing load — solid lines.
+    * The textbook formulas, dashed: Bloom with optimal k
+      ``log2(1/ε) / ln 2 ≈ 1.44 log2(1/ε)``; cuckoo
+      ``(log2(1/ε) + log2(2b)) / α`` (Fan et al. 2014).
+    * The information-theoretic floor ``log2(1/ε)``.
+
+    The crossover marked is :func:`sizing_crossover`: below it bloomkit's
+    CuckooFilter is smaller than its BloomFilter for the same request.
 
     Parameters
     ----------
@@ -194,7 +277,9 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     bucket_size : int, default 4
         Cuckoo bucket size b.
     load_factor : float, optional
-        Cuckoo load factor α; default by ``bucket_size`` (0.955 for b=4).
+        α of the cuckoo *formula*; default by ``bucket_size`` (0.955 for b=4).
+    keys : int, default 1_000_000
+        Capacity the real sizing is computed for.
     ax : matplotlib Axes, optional
 
     Returns
@@ -208,18 +293,25 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     bloom = information / math.log(2.0)
     cuckoo = cuckoo_bits_per_key(rates, bucket_size, load_factor)
     alpha = load_factor or CUCKOO_LOAD_FACTOR[bucket_size]
+    bloom_real = [_bloom_sizing(float(rate), keys) for rate in rates]
+    cuckoo_real = [_cuckoo_sizing(float(rate), bucket_size, keys) for rate in rates]
 
     figure, ax = _new_axes(ax, (7, 4.2))
-    ax.plot(rates, bloom, color="C0", label=r"Bloom, optimal k: $\log_2(1/\varepsilon)\,/\ln 2$")
-    ax.plot(rates, cuckoo, color="C1", label=rf"cuckoo b={bucket_size}, α={alpha:g}: $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$")
-    actual = [_cuckoo_sizing(float(rate), bucket_size) for rate in rates]
-    ax.plot(rates, actual, color="C1", linestyle=":", label="bloomkit CuckooFilter sizing (1M keys)")
-    ax.plot(rates, information, color="grey", linestyle="--", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
-    crossing = _crossover(bucket_size, alpha)
-    if rates.min() < crossing < rates.max():
-        ax.axvline(crossing, color="C2", linestyle=":", linewidth=1)
-        ax.annotate(f"cuckoo smaller\nbelow ε ≈ {crossing:.2g}", xy=(crossing, 0.04), xycoords=("data", "axes fraction"),
-                    xytext=(6, 0), textcoords="offset points", fontsize="small", color="C2")
+    ax.plot(rates, bloom_real, color="C0", label=f"bloomkit BloomFilter ({keys:,} keys)")
+    ax.plot(rates, cuckoo_real, color="C1", label=f"bloomkit CuckooFilter b={bucket_size} ({keys:,} keys)")
+    ax.plot(rates, bloom, color="C0", linestyle="--", linewidth=1, label=r"Bloom formula $\log_2(1/\varepsilon)\,/\ln 2$")
+    ax.plot(rates, cuckoo, color="C1", linestyle="--", linewidth=1,
+            label=rf"cuckoo formula $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$, α={alpha:g}")
+    ax.plot(rates, information, color="grey", linestyle=":", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
+    crossing = sizing_crossover(bucket_size, keys)
+    if rates.min() < crossing.always_below < rates.max():
+        ax.axvspan(crossing.first, crossing.always_below, color="C2", alpha=0.12, linewidth=0)
+        ax.axvline(crossing.always_below, color="C2", linestyle=":", linewidth=1)
+        ax.annotate(
+            f"bloomkit cuckoo smaller\nbelow ε ≈ {crossing.always_below:.2g}\n(alternating from {crossing.first:.2g})",
+            xy=(crossing.always_below, 0.04), xycoords=("data", "axes fraction"), xytext=(6, 0),
+            textcoords="offset points", fontsize="small", color="C2",
+        )
     ax.set_xscale("log")
     ax.invert_xaxis()  # stricter rates to the right
     ax.set_xlabel("false-positive rate ε")
@@ -230,18 +322,43 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, ax=None):
     return figure
 
 
-def _cuckoo_sizing(rate, bucket_size, keys=1_000_000) -> float:
+class Crossover(NamedTuple):
+    """Where bloomkit's CuckooFilter becomes smaller than its BloomFilter (see :func:`sizing_crossover`)."""
+
+    always_below: float  # cuckoo is smaller at every rate below this
+    first: float  # the loosest rate at which cuckoo is smaller at all
+
+
+def sizing_crossover(bucket_size=4, keys=1_000_000, low=1e-7, high=0.1, points=2000) -> Crossover:
+    """Rates where bloomkit's CuckooFilter needs fewer bytes than its BloomFilter for the same request.
+
+    Computed from :func:`bloomkit.calc.bloom_params` and
+    :func:`bloomkit.calc.cuckoo_params` for ``keys`` keys on a log grid of
+    ``points`` rates in ``[low, high]``. The cuckoo size is a staircase
+    (whole fingerprint bits) against the Bloom filter's smooth curve, so
+    between the two crossings they alternate: ``first`` is the loosest rate
+    at which cuckoo is smaller, ``always_below`` the rate below which it is
+    smaller everywhere. Both are ``low`` if cuckoo is never smaller.
+    """
+    rates = np.logspace(math.log10(low), math.log10(high), points)
+    smaller = [_cuckoo_sizing(float(rate), bucket_size, keys) < _bloom_sizing(float(rate), keys) for rate in rates]
+    always = low
+    for rate, is_smaller in zip(rates, smaller):
+        if not is_smaller:
+            break
+        always = float(rate)
+    first = max((float(rate) for rate, is_smaller in zip(rates, smaller) if is_smaller), default=low)
+    return Crossover(always, first)
+
+
+def _bloom_sizing(rate, keys=1_000_000) -> float:
+    """Bits per key of bloomkit's BloomFilter sizing."""
+    return 8 * calc.bloom_params(keys, rate).nbytes / keys
+
+
+def _cuckoo_sizing(rate, bucket_size=4, keys=1_000_000) -> float:
     """Bits per key bloomkit's cuckoo sizing gives; NaN (a gap) where it rejects the rate."""
     try:
         return 8 * calc.cuckoo_params(keys, rate, bucket_size=bucket_size).nbytes / keys
     except ValueError:
         return float("nan")
-
-
-def _crossover(bucket_size, alpha) -> float:
-    """ε where both formulas give the same bits/key: x/ln2 = (x + log2 2b)/α with x = log2(1/ε)."""
-    slope = 1.0 / math.log(2.0) - 1.0 / alpha
-    if slope <= 0:
-        return 0.0  # cuckoo never wins with this load factor
-    x = math.log2(2 * bucket_size) / alpha / slope
-    return 2.0**-x

@@ -122,6 +122,22 @@ class BloomFilter {
         return true;
     }
 
+    // The k bit indices a key sets, in probe order (out holds num_hashes
+    // values). External stores of the same bits (bloomkit.redis) use them.
+    void positions(Hash128 h, uint64_t* out) const {
+        IndexSequence seq(h, geometry_.num_bits);
+        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) out[i] = seq.next();
+    }
+
+    // positions() for every key of a batch: row j of `out` (num_hashes wide)
+    // belongs to key j.
+    template <class Keys>
+    void positions_many(const Keys& keys, uint64_t* out) const {
+        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for (size_t j = 0; j < count; ++j) positions(digests[j], out + (first + j) * geometry_.num_hashes);
+        });
+    }
+
     void prefetch(Hash128 h) const {
         IndexSequence seq(h, geometry_.num_bits);
         for (uint32_t i = 0; i < geometry_.num_hashes; ++i) bits_.prefetch(seq.next());

@@ -245,6 +245,38 @@ class CuckooFilter {
         });
     }
 
+    // Batch test-and-add with set semantics: key j is stored only when no
+    // matching fingerprint is present (earlier keys of the batch included),
+    // and was_present[j] says whether one was. A key repeated any number of
+    // times is stored once, so dedup never meets the 2*bucket_size copy
+    // limit. Failure rule as add_many: keys [0, j) stay, FilterFullError names j.
+    template <class Keys>
+    void add_new_many(const Keys& keys, uint8_t* was_present) {
+        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            if (!geometry_.auto_grow) {
+                CuckooTable& t = stages_.front();
+                for_each_probe(t, digests, count, [&](size_t j, const CuckooTable::Probe& p) {
+                    const bool present = t.contains(p);
+                    if (!present) {
+                        if (t.full()) fail(Outcome::Full, first + j);
+                        const Outcome outcome = place_in(t, p, digests[j]);
+                        if (outcome != Outcome::Stored) fail(outcome, first + j);
+                    }
+                    if (was_present) was_present[first + j] = present;
+                });
+                return;
+            }
+            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
+                bool present = contains(digests[j]);
+                if (!present) {
+                    const Outcome outcome = insert(digests[j], present);
+                    if (outcome != Outcome::Stored) fail(outcome, first + j);
+                }
+                if (was_present) was_present[first + j] = present;
+            });
+        });
+    }
+
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
         hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {

@@ -10,11 +10,14 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hash.hpp"
@@ -218,6 +221,130 @@ class OffsetKeys {
     const uint8_t* data_;
     const Offset* offsets_;
     size_t count_;
+};
+
+// Keys whose digests a callback produces a block at a time: the bindings
+// hash Python objects this way (reading objects needs the GIL, which the
+// callback takes for one block), so a batch of n objects holds one block of
+// digests instead of n. Blocks are refilled as hash() walks forward, which
+// is how hash_chunks() reads every source; any other order still works, one
+// refill per jump.
+class BlockDigestKeys {
+  public:
+    // fill(first, count, seed, out): the digests of keys [first, first+count).
+    using Fill = std::function<void(size_t, size_t, uint32_t, Hash128*)>;
+    static constexpr size_t kDefaultBlock = 16384;  // 256 KiB of digests
+
+    BlockDigestKeys(size_t count, Fill fill, size_t block = kDefaultBlock)
+        : count_(count), fill_(std::move(fill)), block_(std::max<size_t>(1, block)) {}
+
+    size_t size() const { return count_; }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        if (i < first_ || i >= first_ + filled_ || seed != seed_) refill(i, seed);
+        return digests_[i - first_];
+    }
+
+  private:
+    void refill(size_t i, uint32_t seed) const {
+        const size_t count = std::min(block_, count_ - i);
+        digests_.resize(count);
+        filled_ = 0;  // stays invalid if fill_ throws
+        fill_(i, count, seed, digests_.data());
+        first_ = i;
+        filled_ = count;
+        seed_ = seed;
+    }
+
+    size_t count_;
+    Fill fill_;
+    size_t block_;
+    mutable std::vector<Hash128> digests_;
+    mutable size_t first_ = 0;
+    mutable size_t filled_ = 0;
+    mutable uint32_t seed_ = 0;
+};
+
+// Floating-point keys, one canonical 8-byte value per number (docs/decisions.md):
+// a float equal to an integer in [-2**63, 2**64) is that integer's key
+// (5.0 is 5, -0.0 is 0), as in Python where 5.0 == 5 and hash(5.0) == hash(5);
+// every NaN is one key, the quiet NaN 0x7FF8000000000000 (pandas'
+// duplicated() and np.unique also treat NaNs as equal); any other value is
+// the 8 bytes of its IEEE-754 binary64 encoding (float32 values are widened
+// first, exactly).
+inline uint64_t canonical_float(double value) {
+    constexpr double kTwo63 = 9223372036854775808.0;
+    constexpr double kTwo64 = 18446744073709551616.0;
+    if (std::isnan(value)) return 0x7FF8000000000000ULL;
+    if (std::trunc(value) == value && value >= -kTwo63 && value < kTwo64) {
+        // In [2**63, 2**64) only as unsigned; below, through int64 (two's complement).
+        return value >= kTwo63 ? static_cast<uint64_t>(value) : static_cast<uint64_t>(static_cast<int64_t>(value));
+    }
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);  // fractions, +-inf and integers beyond the key range
+    return bits;
+}
+
+template <class Float>
+class FloatKeys {
+    static_assert(std::is_floating_point<Float>::value, "floating-point keys only");
+
+  public:
+    FloatKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes)
+        : base_(base), count_(count), stride_(stride_bytes) {}
+    size_t size() const { return count_; }
+    double value(size_t i) const {
+        Float v;
+        std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
+        return static_cast<double>(v);
+    }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        return murmur3_x64_128_u64(canonical_float(value(i)), seed);
+    }
+
+  private:
+    const uint8_t* base_;
+    size_t count_;
+    ptrdiff_t stride_;
+};
+
+// NumPy datetime64 / timedelta64 values (int64 counts of a unit) as keys:
+// the key is the integer number of nanoseconds, so equal instants (or
+// durations) are equal keys whatever their unit, and a datetime64 key equals
+// pandas' Timestamp.value. `nanos_per_unit` is 1 for ns, 1000 for us, ...
+// NaT (INT64_MIN in every unit) is one key, the integer -2**63 (pandas'
+// duplicated() treats NaTs as equal). Values whose nanosecond count does not
+// fit in int64 are not keys: callers check first_out_of_range() and refuse.
+class NanosecondKeys {
+  public:
+    static constexpr int64_t kNaT = INT64_MIN;
+
+    NanosecondKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes, int64_t nanos_per_unit)
+        : base_(base), count_(count), stride_(stride_bytes), scale_(nanos_per_unit) {}
+    size_t size() const { return count_; }
+    int64_t raw(size_t i) const {
+        int64_t v;
+        std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
+        return v;
+    }
+    // Index of the first value (other than NaT) outside +-(2**63 - 1) ns, or size().
+    size_t first_out_of_range() const {
+        const int64_t limit = INT64_MAX / scale_;
+        for (size_t i = 0; i < count_; ++i) {
+            const int64_t v = raw(i);
+            if (v != kNaT && (v > limit || v < -limit)) return i;
+        }
+        return count_;
+    }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        const int64_t v = raw(i);
+        return murmur3_x64_128_u64(static_cast<uint64_t>(v == kNaT ? v : v * scale_), seed);
+    }
+
+  private:
+    const uint8_t* base_;
+    size_t count_;
+    ptrdiff_t stride_;
+    int64_t scale_;
 };
 
 // Number of keys hashed ahead of use. Large enough that the prefetches a

@@ -1,0 +1,261 @@
+"""bloomkit.redis against a real redis-server started on a free loopback port."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import numpy as np
+import pytest
+
+import bloomkit
+from support import fpr_upper_bound, url_keys
+
+redis = pytest.importorskip("redis")
+from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
+from redis_server import running_redis  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    try:
+        with running_redis() as url:
+            yield url
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+
+
+@pytest.fixture
+def client(redis_url):
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    yield connection
+    connection.close()
+
+
+def bitmap(filter: bloomkit.BloomFilter) -> bytes:
+    return filter._payload()
+
+
+# A filter of 9,586 bits; 1,024-bit shards split it over 10 Redis strings.
+SMALL = dict(capacity=1000, error_rate=0.01, seed=7)
+
+
+@pytest.mark.parametrize("shard_bits", [DEFAULT_SHARD_BITS, 1024])
+def test_sequential_batches_match_local_filter_exactly(client, shard_bits):
+    remote = RedisBloomFilter(client, "seen", **SMALL, shard_bits=shard_bits)
+    local = bloomkit.BloomFilter(**SMALL)
+    assert remote.num_shards == (1 if shard_bits == DEFAULT_SHARD_BITS else 10)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        batch = [f"k{i}" for i in rng.integers(0, 1500, size=50)]  # repeats within and across batches
+        np.testing.assert_array_equal(remote.add_many(batch), local.add_many(batch))
+    assert remote.add("k1") == local.add("k1")
+    assert remote.add("fresh-key") is False and local.add("fresh-key") is False
+    assert remote.add("fresh-key") is True
+    local.add("fresh-key")
+    assert remote.to_local() == local
+    assert bitmap(remote.to_local()) == bitmap(local)
+    assert len(remote) == len(local) and remote.fill_ratio == local.fill_ratio
+    probes = [f"p{i}" for i in range(3000)]
+    np.testing.assert_array_equal(remote.contains_many(probes), local.contains_many(probes))
+    # The shards are the payload bytes, split: nothing past the payload.
+    assert sum(client.strlen(k) for k in remote.shard_keys) <= local.nbytes
+
+
+def test_repeated_key_in_one_batch_and_key_kinds(client):
+    remote = RedisBloomFilter(client, "kinds", 10_000, 0.001)
+    local = bloomkit.BloomFilter(10_000, 0.001)
+    keys = ["x", "x", b"x", 5, np.uint64(5), "é", "é".encode(), np.int32(-1), 2**64 - 1]
+    np.testing.assert_array_equal(remote.add_many(keys), [False, True, True, False, True, False, True, False, True])
+    local.update(keys)
+    assert remote.to_local() == local
+    ints = np.arange(1000, dtype=np.uint64)
+    np.testing.assert_array_equal(remote.add_many(ints), local.add_many(ints))
+    assert 5 in remote and "é" in remote and remote.contains(b"x")
+    assert remote.to_local() == local
+
+
+def test_no_false_negatives_and_fpr_within_bound(client):
+    n = 20_000
+    remote = RedisBloomFilter(client, "fpr", n, 0.01)
+    keys = url_keys(0, n)
+    for first in range(0, n, 5000):
+        remote.update(keys[first : first + 5000])
+    assert remote.contains_many(keys).all()
+    probes = url_keys(10**7, 20_000)
+    measured = remote.contains_many(probes).mean()
+    assert measured <= fpr_upper_bound(0.01, len(probes))
+    assert abs(len(remote) - n) < 0.02 * n
+
+
+def test_bad_key_sends_nothing(client):
+    remote = RedisBloomFilter(client, "bad", **SMALL, shard_bits=1024)
+    with pytest.raises(TypeError, match="float"):
+        remote.add_many(["ok", 1.5])
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        remote.update([2**64])
+    assert all(client.exists(k) == 0 for k in remote.shard_keys)
+    assert len(remote) == 0
+
+
+def test_second_process_with_other_parameters_gets_clear_error(client):
+    RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)
+    RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)  # same parameters: fine
+    with pytest.raises(ValueError, match=r"already holds a Bloom filter with other parameters: .*error_rate=0\.01 \(asked 0\.001\)"):
+        RedisBloomFilter(client, "shared", 1000, 0.001, seed=1)
+    with pytest.raises(ValueError, match=r"seed=1 \(asked 2\)"):
+        RedisBloomFilter(client, "shared", 1000, 0.01, seed=2)
+    with pytest.raises(ValueError, match=r"shard_bits=2147483648 \(asked 1024\)"):
+        RedisBloomFilter(client, "shared", 1000, 0.01, seed=1, shard_bits=1024)
+    opened = RedisBloomFilter(client, "shared")  # stored parameters
+    assert (opened.capacity, opened.error_rate, opened.seed) == (1000, 0.01, 1)
+    with pytest.raises(KeyError, match="holds no bloomkit filter"):
+        RedisBloomFilter(client, "missing")
+
+
+def test_keys_holding_other_data_are_refused(client):
+    client.set("text", "hello")
+    client.hset("hash", "a", "b")
+    with pytest.raises(ValueError, match="not a bloomkit RedisBloomFilter"):
+        RedisBloomFilter(client, "text", 1000)
+    with pytest.raises(ValueError, match="not a bloomkit filter: WRONGTYPE"):
+        RedisBloomFilter(client, "hash", 1000)
+    with pytest.raises(ValueError, match="not a saved bloomkit filter"):
+        load(client, "text")
+    assert client.get("text") == b"hello"
+
+
+def test_argument_checks(client, redis_url):
+    with pytest.raises(ValueError, match="multiple of 64"):
+        RedisBloomFilter(client, "a", 1000, shard_bits=100)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        RedisBloomFilter(client, "a", 1000, shard_bits=2**33)
+    with pytest.raises(TypeError, match="shard_bits must be an int"):
+        RedisBloomFilter(client, "a", 1000, shard_bits=1024.0)
+    decoding = redis.Redis.from_url(redis_url, decode_responses=True)
+    with pytest.raises(ValueError, match="decode_responses=False"):
+        RedisBloomFilter(decoding, "a", 1000)
+    with pytest.raises(TypeError, match="needs a bloomkit.BloomFilter"):
+        RedisBloomFilter.from_local(client, "a", bloomkit.CuckooFilter(100))
+    assert client.keys("*") == []
+
+
+def test_from_local_to_local_round_trip(client):
+    local = bloomkit.BloomFilter(50_000, 0.001, seed=3)
+    local.update(url_keys(0, 30_000))
+    remote = RedisBloomFilter.from_local(client, "up", local, shard_bits=64 * 1000)
+    assert remote.num_shards == -(-local.num_bits // 64_000)
+    assert remote.to_local() == local
+    assert remote.contains_many(url_keys(0, 30_000)).all()
+    again = RedisBloomFilter(client, "up")  # a second process opens it by name
+    assert again.to_local() == local
+    # from_local replaces the bits.
+    other = bloomkit.BloomFilter(50_000, 0.001, seed=3)
+    other.add("only")
+    RedisBloomFilter.from_local(client, "up", other, shard_bits=64 * 1000)
+    assert again.to_local() == other
+    # An explicit geometry round-trips too.
+    odd = bloomkit.BloomFilter.from_params(12_345, 5, seed=9)
+    odd.update(["a", "b"])
+    uploaded = RedisBloomFilter.from_local(client, "odd", odd)
+    assert RedisBloomFilter(client, "odd").to_local() == odd == uploaded.to_local()
+    remote.clear()
+    assert len(remote) == 0 and client.exists("up") == 1
+    remote.delete()
+    assert client.exists("up", *remote.shard_keys) == 0
+
+
+def _worker(url, key, keys, batch):
+    connection = redis.Redis.from_url(url)
+    remote = RedisBloomFilter(connection, key, 40_000, 0.01, shard_bits=32768)
+    fresh = 0
+    for first in range(0, len(keys), batch):
+        fresh += int((~remote.add_many(keys[first : first + batch])).sum())
+    connection.close()
+    return fresh
+
+
+def test_four_processes_add_disjoint_sets_concurrently(client, redis_url):
+    parts = [url_keys(i * 8000, 8000) for i in range(4)]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(4) as pool:
+        fresh = pool.starmap(_worker, [(redis_url, "crawl", part, 50) for part in parts])
+    local = bloomkit.BloomFilter(40_000, 0.01)
+    for part in parts:
+        local.update(part)
+    remote = RedisBloomFilter(client, "crawl")
+    assert remote.num_shards == 12  # several shards, written concurrently
+    every = [key for part in parts for key in part]
+    assert remote.contains_many(every).all()
+    assert remote.to_local() == local  # no bit lost
+    # Each key was new to its own process except for false positives.
+    assert sum(fresh) > 0.98 * len(every)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: bloomkit.BloomFilter(20_000, 0.01),
+        lambda: bloomkit.CountingBloomFilter(5000, 0.01),
+        lambda: bloomkit.ScalableBloomFilter(500, 0.01),
+        lambda: bloomkit.CuckooFilter(5000),
+    ],
+    ids=["bloom", "counting", "scalable", "cuckoo"],
+)
+def test_save_load_any_filter_type_chunked(client, make):
+    filter = make()
+    filter.update(url_keys(0, 3000))
+    save(client, "user:42", filter, chunk_size=1000)
+    header = client.get("user:42")
+    assert b'"chunks": ' in header
+    loaded = load(client, "user:42")
+    assert type(loaded) is type(filter) and loaded == filter
+    assert loaded.to_bytes() == filter.to_bytes()
+
+
+def test_save_replaces_and_removes_stale_chunks(client):
+    big = bloomkit.BloomFilter(20_000, 0.01)
+    save(client, "f", big, chunk_size=1000)
+    chunks_before = len(client.keys("f:frame:*"))
+    small = bloomkit.BloomFilter(100, 0.01)
+    small.add("a")
+    save(client, "f", small, chunk_size=1000)
+    assert len(client.keys("f:frame:*")) == 1 < chunks_before
+    assert load(client, "f") == small
+
+
+def test_load_detects_corruption_and_missing_data(client):
+    filter = bloomkit.BloomFilter(20_000, 0.01)
+    filter.update(url_keys(0, 1000))
+    save(client, "f", filter, chunk_size=4096)
+    client.setrange("f:frame:2", 100, b"\x00\x01")
+    with pytest.raises(ValueError, match="fails its checksum"):
+        load(client, "f")
+    client.append("f:frame:2", b"x")
+    with pytest.raises(ValueError, match="bytes, its header says"):
+        load(client, "f")
+    client.delete("f:frame:1")
+    with pytest.raises(ValueError, match="a chunk is missing"):
+        load(client, "f")
+    with pytest.raises(KeyError, match="no saved bloomkit filter"):
+        load(client, "nothing")
+    with pytest.raises(TypeError, match="needs a bloomkit filter"):
+        save(client, "x", {"not": "a filter"})
+
+
+def test_packed_bitfield_commands_equal_redis_py_encoding():
+    from redis.connection import Connection
+
+    bits = np.array([0, 1, 7, 9, 10, 99, 100, 123456789, 999_999_999, 1_000_000_000, 2**31, 2**32 - 1], dtype=np.uint64)
+    base = 5 * 2**32
+    reference = Connection()
+    for command, op, value in [(b"BITFIELD", b"SET", b"1"), (b"BITFIELD_RO", b"GET", b"")]:
+        args = [command, b"k:bits:5"]
+        for bit in bits.tolist():
+            args += [op, b"u1", bit ^ 7] + ([value] if value else [])  # Redis numbers bits MSB first
+        packed = bloomkit._core.redis_bitfield(command, b"k:bits:5", op, value, bits + np.uint64(base), base)
+        assert packed == b"".join(reference.pack_command(*args))
+    with pytest.raises(IndexError, match="outside the shard starting at bit 4294967296"):
+        bloomkit._core.redis_bitfield(b"BITFIELD", b"k", b"SET", b"1", np.array([5], dtype=np.uint64), 2**32)

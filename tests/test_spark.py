@@ -1,0 +1,270 @@
+"""bloomkit.spark and Spark byte compatibility, against a real local SparkSession.
+
+One small session (local[2]) serves the whole module. Spark's own
+BloomFilter is queried inside the JVM through tests/spark_jvm/BloomCheck.java
+(compiled here with javac), which checks many keys per py4j call.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import bloomkit
+from bloomkit.spark_sketch import SparkBloomFilter, spark_bloom_params
+from support import random_strings
+
+pyspark = pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+import bloomkit.spark as bkspark  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+HERE = os.path.dirname(__file__)
+N = 100_000
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    javac = shutil.which("javac")
+    if javac is None or shutil.which("java") is None:
+        pytest.skip("a JDK (java, javac) is needed for the Spark tests")
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    classes = str(tmp_path_factory.mktemp("spark_jvm"))
+    sketch_jar = glob.glob(os.path.join(jars, "spark-sketch*.jar"))
+    subprocess.run([javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
+                   check=True, capture_output=True)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("bloomkit-tests")
+        .config("spark.driver.extraClassPath", classes)
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
+        .config("spark.python.worker.reuse", "true")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def jvm_check(spark):
+    return spark._jvm.BloomCheck
+
+
+def le_longs(values) -> bytes:
+    return np.asarray(values, dtype=np.int64).astype("<i8").tobytes()
+
+
+def utf8_and_offsets(keys):
+    encoded = [k.encode() for k in keys]
+    offsets = np.zeros(len(encoded) + 1, dtype="<i4")
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return b"".join(encoded), offsets.tobytes()
+
+
+def jvm_strings(spark, blob, keys) -> np.ndarray:
+    data, offsets = utf8_and_offsets(keys)
+    return np.frombuffer(bytes(jvm_check(spark).mightContainStrings(blob, data, offsets)), dtype=np.uint8).astype(bool)
+
+
+def jvm_longs(spark, blob, keys) -> np.ndarray:
+    return np.frombuffer(bytes(jvm_check(spark).mightContainLongs(blob, le_longs(keys))), dtype=np.uint8).astype(bool)
+
+
+def spark_stat_filter(spark, df, column, n, fpp) -> bytes:
+    java_filter = df._jdf.stat().bloomFilter(column, n, fpp)
+    out = spark._jvm.java.io.ByteArrayOutputStream()
+    java_filter.writeTo(out)
+    return bytes(out.toByteArray())
+
+
+STRINGS = random_strings(N, seed=11, length=12) + ["", "é", "日本語", "a", "ab", "abc", "abcd", "abcde"]
+ABSENT_STRINGS = random_strings(N, seed=12, length=14)
+LONGS = np.random.default_rng(13).integers(-(2**63), 2**63 - 1, size=N, dtype=np.int64)
+ABSENT_LONGS = np.random.default_rng(14).integers(-(2**63), 2**63 - 1, size=N, dtype=np.int64)
+
+
+# -- Spark -> bloomkit ------------------------------------------------------
+def test_spark_built_string_filter_reads_and_answers_like_spark(spark):
+    df = spark.createDataFrame([(s,) for s in STRINGS], "s string").repartition(4)
+    blob = spark_stat_filter(spark, df, "s", len(STRINGS), 0.01)
+    assert blob[:4] == b"\x00\x00\x00\x02"  # Spark 4.x writes version 2
+    loaded = bloomkit.BloomFilter.from_spark_bytes(blob)
+    assert isinstance(loaded, SparkBloomFilter) and loaded.version == 2
+    assert loaded.contains_many(STRINGS).all()
+    np.testing.assert_array_equal(loaded.contains_many(ABSENT_STRINGS), jvm_strings(spark, blob, ABSENT_STRINGS))
+    # Built by bloomkit from the same keys and the same sizing: the same bytes.
+    mine = bloomkit.BloomFilter(len(STRINGS), 0.01, hashing="spark")
+    mine.update(STRINGS)
+    assert mine.to_spark_bytes() == blob
+    assert loaded.to_spark_bytes() == blob
+
+
+def test_spark_built_long_filter_reads_and_answers_like_spark(spark):
+    df = spark.createDataFrame([(int(v),) for v in LONGS], "v long").repartition(3)
+    blob = spark_stat_filter(spark, df, "v", N, 0.02)
+    loaded = bloomkit.BloomFilter.from_spark_bytes(blob)
+    assert loaded.contains_many(LONGS).all()
+    assert loaded.contains_many([int(v) for v in LONGS[:1000]]).all()  # Python ints: same longs
+    mine_answers = loaded.contains_many(ABSENT_LONGS)
+    np.testing.assert_array_equal(mine_answers, jvm_longs(spark, blob, ABSENT_LONGS))
+    assert 0.005 < mine_answers.mean() < 0.04
+    mine = bloomkit.BloomFilter(N, 0.02, hashing="spark")
+    mine.update(LONGS)
+    assert mine.to_spark_bytes() == blob
+    # The JVM's BloomFilter.create + putLong: the same bytes again.
+    assert bytes(jvm_check(spark).buildLongs(N, 0.02, le_longs(LONGS))) == blob
+
+
+# -- bloomkit -> Spark --------------------------------------------------------
+@pytest.mark.parametrize("version,seed", [(2, 0), (2, -12345), (1, 0)])
+def test_bloomkit_written_filters_are_read_by_spark(spark, version, seed):
+    strings = SparkBloomFilter(N, 0.01, seed=seed, version=version)
+    strings.update(STRINGS)
+    blob = strings.to_spark_bytes()
+    assert bytes(jvm_check(spark).roundTrip(blob)) == blob
+    probes = STRINGS + ABSENT_STRINGS
+    theirs = jvm_strings(spark, blob, probes)
+    np.testing.assert_array_equal(strings.contains_many(probes), theirs)
+    assert theirs[: len(STRINGS)].all()
+
+    longs = SparkBloomFilter(N, 0.01, seed=seed, version=version)
+    longs.update(LONGS)
+    blob = longs.to_spark_bytes()
+    probes = np.concatenate([LONGS, ABSENT_LONGS])
+    theirs = jvm_longs(spark, blob, probes)
+    np.testing.assert_array_equal(longs.contains_many(probes), theirs)
+    assert theirs[:N].all()
+
+
+# -- build_filter -------------------------------------------------------------
+def key_frame(spark, partitions=6):
+    rng = np.random.default_rng(21)
+    keys = [f"https://example.org/{i}" for i in rng.integers(0, 40_000, size=60_000)]
+    rows = [(k if i % 97 else None, int(i)) for i, k in enumerate(keys)]
+    return spark.createDataFrame(rows, "url string, n long").repartition(partitions), rows
+
+
+def test_build_filter_is_byte_equal_to_local_build(spark):
+    df, rows = key_frame(spark)
+    built = bkspark.build_filter(df, "url", capacity=50_000, error_rate=0.001, seed=5)
+    local = bloomkit.BloomFilter(50_000, 0.001, seed=5)
+    local.update([url for url, _ in rows if url is not None])
+    assert built == local and built.to_bytes() == local.to_bytes()
+    ints = bkspark.build_filter(df, "n", capacity=60_000, error_rate=0.01)
+    local_ints = bloomkit.BloomFilter(60_000, 0.01)
+    local_ints.update(np.array([n for _, n in rows], dtype=np.int64))
+    assert ints == local_ints
+
+
+def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
+    df, rows = key_frame(spark, partitions=6)
+    distinct = len({url for url, _ in rows if url is not None})
+    monkeypatch.setattr(bkspark, "TREE_REDUCE_PARTITIONS", 2)  # 6 partitions: merged with treeReduce
+    built = bkspark.build_filter(df, "url", error_rate=0.01)
+    assert distinct <= built.capacity <= 1.2 * distinct
+    local = bloomkit.BloomFilter(built.capacity, 0.01)
+    local.update([url for url, _ in rows if url is not None])
+    assert built == local
+
+
+def test_build_filter_rejects_bad_arguments_before_running(spark):
+    df, _ = key_frame(spark, partitions=2)
+    with pytest.raises(ValueError, match="error_rate"):
+        bkspark.build_filter(df, "url", capacity=100, error_rate=1.5)
+
+
+# -- might_contain ------------------------------------------------------------
+def test_might_contain_filters_and_anti_joins(spark):
+    from pyspark.sql import functions as F
+
+    members = [f"member-{i}" for i in range(20_000)]
+    strangers = [f"stranger-{i}" for i in range(20_000)]
+    f = bloomkit.BloomFilter(20_000, 0.01)
+    f.update(members)
+    df = spark.createDataFrame([(k,) for k in members + strangers] + [(None,)], "k string").repartition(4)
+    kept = {row.k for row in df.where(bkspark.might_contain(f, "k")).collect()}
+    dropped = {row.k for row in df.where(~bkspark.might_contain(f, F.col("k"))).collect()}
+    expected = {k for k, hit in zip(members + strangers, f.contains_many(members + strangers)) if hit}
+    assert kept == expected and set(members) <= kept
+    assert dropped == set(members + strangers) - expected  # nulls in neither
+    assert 0 < len(kept) - len(members) < 0.02 * len(strangers)
+    # ~20 Arrow batches (2,000 rows each) ran through two broadcasts; each
+    # Python worker process deserialised each filter at most once. Asked
+    # from a UDF, so it runs in the same (reused) SQL worker processes.
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    def loads_here(keys):
+        return pd.Series([f"{os.getpid()}:{sum(bkspark._LOADS.values())}"] * len(keys))
+
+    loads_here.__annotations__ = {"keys": pd.Series, "return": pd.Series}
+    reports = {row.r for row in df.select(pandas_udf(loads_here, "string")("k").alias("r")).distinct().collect()}
+    per_process = {}
+    for report in reports:
+        pid, count = report.split(":")
+        per_process[pid] = max(per_process.get(pid, 0), int(count))
+    assert 1 <= sum(per_process.values()) and all(count <= 2 for count in per_process.values()), per_process
+
+
+def test_might_contain_with_a_spark_hashing_filter_and_integers(spark):
+    f = SparkBloomFilter(10_000, 0.01)
+    f.update(np.arange(0, 20_000, 2, dtype=np.int64))
+    df = spark.range(0, 20_000, 1, 4)
+    hits = np.array(sorted(row.id for row in df.where(bkspark.might_contain(f, "id")).collect()))
+    assert set(range(0, 20_000, 2)) <= set(hits.tolist())
+    np.testing.assert_array_equal(np.flatnonzero(f.contains_many(np.arange(20_000))), hits)
+    with pytest.raises(TypeError, match="needs a bloomkit BloomFilter"):
+        bkspark.might_contain(bloomkit.CuckooFilter(100), "id")
+
+
+# -- Spark format validation (no JVM needed, but kept with its kin) -----------
+def test_spark_bytes_are_validated():
+    good = SparkBloomFilter(1000, 0.01)
+    good.add("x")
+    blob = good.to_spark_bytes()
+    with pytest.raises(ValueError, match="version 3"):
+        SparkBloomFilter.from_spark_bytes(b"\x00\x00\x00\x03" + blob[4:])
+    with pytest.raises(ValueError, match="truncated while reading the word count"):
+        SparkBloomFilter.from_spark_bytes(blob[:14])
+    with pytest.raises(ValueError, match="bytes but its header says"):
+        SparkBloomFilter.from_spark_bytes(blob[:-1])
+    with pytest.raises(ValueError, match="bytes but its header says"):
+        SparkBloomFilter.from_spark_bytes(blob + b"\x00")
+    with pytest.raises(ValueError, match="numHashFunctions must be in"):
+        SparkBloomFilter.from_spark_bytes(blob[:4] + b"\x00\x00\x00\x00" + blob[8:])
+    with pytest.raises(ValueError, match="word count must be in"):
+        SparkBloomFilter.from_spark_bytes(blob[:12] + b"\xff\xff\xff\xff")
+    with pytest.raises(ValueError, match="header says"):
+        SparkBloomFilter.from_spark_bytes(blob[:12] + b"\x7f\xff\xff\xff")  # 16 GiB claimed, not allocated
+    with pytest.raises(TypeError):
+        SparkBloomFilter.from_spark_bytes("not bytes")
+    assert SparkBloomFilter.from_spark_bytes(blob) == good
+    with pytest.raises(ValueError, match="hashing must be"):
+        bloomkit.BloomFilter(100, hashing="guava")
+    with pytest.raises(ValueError, match="no seed"):
+        SparkBloomFilter(100, seed=3, version=1)
+    with pytest.raises(TypeError, match="float"):
+        good.update(["ok", 1.5])
+    assert len(good) == 1
+
+
+def test_spark_sizing_matches_spark_formulas():
+    # BloomFilter.create(100000, 0.03): optimalNumOfBits = 729844, k = 5 (docs/FORMAT.md).
+    assert spark_bloom_params(100_000, 0.03) == (729_844, 5)
+    f = SparkBloomFilter(100_000, 0.03)
+    assert f.num_bits == 64 * -(-729_844 // 64) and f.num_hashes == 5
