@@ -6,7 +6,9 @@ import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
 # A key (docs/DESIGN.md, "Keys"): str (UTF-8), bytes-like, or an integer in [-2**63, 2**64).
-_Key: TypeAlias = Union[str, bytes, bytearray, memoryview, int, np.integer[Any]]
+_Key: TypeAlias = Union[
+    str, bytes, bytearray, memoryview, int, float, np.integer[Any], np.floating[Any], np.datetime64, np.timedelta64
+]
 # A batch: NumPy arrays, any iterable of keys (lists, tuples, generators, pandas
 # Series, pyarrow arrays are all iterable).
 _Keys: TypeAlias = Union[npt.NDArray[Any], Iterable[_Key]]
