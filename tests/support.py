@@ -140,7 +140,16 @@ FRAME_MAGIC = b"\x89BKF\r\n\x1a\n"
 CHECKSUM_SEED = 0x424B4631
 
 
-def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = 1) -> bytes:
+FORMAT_VERSION = 2
+
+
+def payload_offset(params_length: int, version: int = FORMAT_VERSION) -> int:
+    """Where the payload starts: right after the params (v1), or at the next multiple of 64 (v2)."""
+    end = 24 + params_length
+    return end if version < 2 else (end + 63) // 64 * 64
+
+
+def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = FORMAT_VERSION) -> bytes:
     """A docs/FORMAT.md frame with a *valid* checksum around arbitrary params and payload.
 
     For tests of the field-level validation that runs after the checksum
@@ -148,16 +157,18 @@ def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = 1) -
     """
     import mmh3
 
-    body = FRAME_MAGIC + struct.pack("<HHIQ", version, type_tag, len(params), len(payload)) + params + payload
+    header = FRAME_MAGIC + struct.pack("<HHIQ", version, type_tag, len(params), len(payload)) + params
+    body = header + bytes(payload_offset(len(params), version) - len(header)) + payload
     checksum = mmh3.hash128(body, CHECKSUM_SEED, signed=False) & (2**64 - 1)
     return body + struct.pack("<Q", checksum)
 
 
 def split_frame(blob: bytes):
     """(type_tag, params, payload) of a frame, for tests that rebuild it with make_frame."""
-    _version, type_tag, params_length, payload_length = struct.unpack_from("<HHIQ", blob, 8)
+    version, type_tag, params_length, payload_length = struct.unpack_from("<HHIQ", blob, 8)
     params = blob[24 : 24 + params_length]
-    payload = blob[24 + params_length : 24 + params_length + payload_length]
+    start = payload_offset(params_length, version)
+    payload = blob[start : start + payload_length]
     return type_tag, params, payload
 
 

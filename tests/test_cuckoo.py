@@ -17,7 +17,7 @@ from bloomkit import CuckooFilter, CuckooParams, FilterFullError, TooManyCopiesE
 from support import disjoint_random_u64, fpr_upper_bound, fuzz_corruptions, make_frame, random_strings, split_frame
 
 PARAMS_AT = 24  # the frame header is 24 bytes (docs/FORMAT.md)
-PAYLOAD_AT = PARAMS_AT + 32  # CuckooFilter params are 32 bytes
+PAYLOAD_AT = 64  # CuckooFilter params are 32 bytes; v2 pads the payload to offset 64
 STAGE_HEADER = 24
 
 
@@ -661,12 +661,12 @@ def test_layout_matches_the_documentation():
     f.update(range(300))
     data = f.to_bytes()
     magic, version, tag, params_length, payload_length = struct.unpack_from("<8sHHIQ", data, 0)
-    assert (magic, version, tag, params_length) == (b"\x89BKF\r\n\x1a\n", 1, 4, 32)
+    assert (magic, version, tag, params_length) == (b"\x89BKF\r\n\x1a\n", 2, 4, 32)
     fields = struct.unpack_from("<QdQIBBBB", data, PARAMS_AT)
     assert fields == (777, 0.002, f.num_buckets, 99, 4, f.fingerprint_bits, 0, 1)
     count, victim_bucket, victim_fp, victim_used, reserved = struct.unpack_from("<QQIB3s", data, PAYLOAD_AT)
     assert (count, victim_bucket, victim_fp, victim_used, reserved) == (300, 0, 0, 0, b"\0\0\0")
-    assert payload_length == STAGE_HEADER + f.nbytes and len(data) == 24 + 32 + payload_length + 8
+    assert payload_length == STAGE_HEADER + f.nbytes and len(data) == PAYLOAD_AT + payload_length + 8
     # Slot s is bits [s*f, s*f+f) of the little-endian table.
     table = int.from_bytes(data[PAYLOAD_AT + STAGE_HEADER : -8], "little")
     bits = f.fingerprint_bits

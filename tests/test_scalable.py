@@ -17,7 +17,7 @@ from support import (
     url_keys,
 )
 
-PARAMS_FORMAT = "<QdddII"  # initial_capacity, error_rate, growth, tightening, seed, num_slices
+PARAMS_FORMAT = "<QdddIIII"  # initial_capacity, error_rate, growth, tightening, seed, num_slices, layout, reserved
 SLICE_FORMAT = "<QIIQdQ"  # num_bits, num_hashes, seed, capacity, error_rate, count
 
 
@@ -206,15 +206,21 @@ def test_format_params_and_slice_table():
     f = grown(100, 500, error_rate=0.01, seed=5)
     type_tag, params, payload = split_frame(f.to_bytes())
     assert type_tag == 3
-    assert struct.unpack(PARAMS_FORMAT, params) == (100, 0.01, 2.0, 0.85, 5, 3)
+    assert struct.unpack(PARAMS_FORMAT, params) == (100, 0.01, 2.0, 0.85, 5, 3, 0, 0)  # ..., layout, reserved
     offset = 0
     for info in f.slices:
         record = struct.unpack_from(SLICE_FORMAT, payload, offset)
         assert record == (info.num_bits, info.num_hashes, 5, info.capacity, info.error_rate, info.count)
         offset += 40
+    # Version 2: the table and every slice's bits are zero-padded to 64 bytes.
     for info in f.slices:
-        offset += info.nbytes
-    assert offset == len(payload)
+        assert payload[offset : _aligned(offset)] == bytes(_aligned(offset) - offset)
+        offset = _aligned(offset) + info.nbytes
+    assert _aligned(offset) == len(payload)
+
+
+def _aligned(offset):
+    return (offset + 63) // 64 * 64
 
 
 def test_other_types_are_rejected():
@@ -231,12 +237,13 @@ def _chain_frame(edit_params=None, edit_records=None, bits_extra=b""):
     _, params, payload = split_frame(f.to_bytes())
     fields = list(struct.unpack(PARAMS_FORMAT, params))
     records = [list(struct.unpack_from(SLICE_FORMAT, payload, 40 * i)) for i in range(3)]
-    bits = payload[120:]
+    bits = payload[128:]  # after the 120-byte table and its padding to 64 bytes
     if edit_params:
         edit_params(fields)
     if edit_records:
         edit_records(records)
     table = b"".join(struct.pack(SLICE_FORMAT, *record) for record in records)
+    table += bytes(_aligned(len(table)) - len(table))
     return make_frame(3, struct.pack(PARAMS_FORMAT, *fields), table + bits + bits_extra)
 
 
@@ -262,7 +269,7 @@ def test_untouched_chain_frame_loads():
         (None, lambda r: r[0].__setitem__(5, 9), "slice 0: a slice before the newest must be full"),
         (None, lambda r: r[1].__setitem__(1, 65), "num_hashes must be in"),
         (None, lambda r: r[1].__setitem__(0, 2**60), "slice 1: num_bits 1152921504606846976 needs more bytes"),
-        (None, lambda r: r[1].__setitem__(0, r[1][0] + 64), "bytes of bits but the slices need"),
+        (None, lambda r: r[2].__setitem__(0, 64), "bytes of bits but the slices need"),
     ],
 )
 def test_stored_chain_is_validated(edit_params, edit_records, message):
