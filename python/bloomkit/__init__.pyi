@@ -1,6 +1,7 @@
 from . import calc as calc
 from . import plot as plot
 from ._base import _Key, load as load
+from ._capacity import CapacityWarning as CapacityWarning
 from ._core import canonical_bytes as canonical_bytes
 from .bloom import (
     BloomFilter as BloomFilter,
@@ -32,6 +33,7 @@ def hash128(key: _Key, seed: int = 0) -> int: ...
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CapacityWarning",
     "CountingBloomFilter",
     "CuckooFilter",
     "CuckooParams",
