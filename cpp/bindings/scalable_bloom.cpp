@@ -4,6 +4,7 @@
 
 #include <pybind11/stl.h>
 
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -18,17 +19,20 @@ void bind_scalable_bloom(py::module_& m) {
     using G = Guarded<ScalableBloomFilter>;
     py::class_<G> cls(m, "ScalableBloomCore", "C++ core of bloomkit.ScalableBloomFilter; use that class instead.");
     cls.def(py::init([](uint64_t initial_capacity, double error_rate, double growth, double tightening,
-                        uint32_t seed) {
-                return new G(ScalableParams{initial_capacity, error_rate, growth, tightening, seed});
+                        uint32_t seed, const std::string& layout) {
+                return new G(ScalableParams{initial_capacity, error_rate, growth, tightening, seed,
+                                            bloomkit::layout_from_name(layout)});
             }),
             py::arg("initial_capacity"), py::arg("error_rate"), py::arg("growth"), py::arg("tightening"),
-            py::arg("seed"));
+            py::arg("seed"), py::arg("layout") = "classic");
     bind_common<ScalableBloomFilter>(cls);
 
     cls.def_property_readonly("initial_capacity", [](G& self) { return self.core.params().initial_capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.params().error_rate; });
     cls.def_property_readonly("growth", [](G& self) { return self.core.params().growth; });
     cls.def_property_readonly("tightening", [](G& self) { return self.core.params().tightening; });
+    cls.def_property_readonly("layout",
+                              [](G& self) { return std::string(bloomkit::layout_name(self.core.params().layout)); });
     cls.def_property_readonly("num_slices",
                               [](G& self) { return self.guard.read([&] { return self.core.slices().size(); }); });
     cls.def_property_readonly("capacity", [](G& self) { return self.guard.read([&] { return self.core.capacity(); }); },

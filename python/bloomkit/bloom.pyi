@@ -1,8 +1,12 @@
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _core
-from ._base import FilterBase
+from ._base import FilterBase, _Keys
 from .calc import _Count
+from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
@@ -15,9 +19,29 @@ class FillEstimates:
     def __len__(self) -> int: ...
 
 class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
-    def __init__(self, capacity: _Count, error_rate: float = 0.01, *, seed: int = 0) -> None: ...
+    # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__).
+    def __new__(cls, *args: Any, hashing: Literal["bloomkit", "spark"] = "bloomkit", **kwargs: Any) -> BloomFilter: ...
+    def __init__(
+        self,
+        capacity: _Count,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        layout: Literal["classic", "blocked512", "split_block"] | None = None,
+        hashing: Literal["bloomkit"] = "bloomkit",
+    ) -> None: ...
     @classmethod
-    def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0) -> BloomFilter: ...
+    def from_params(
+        cls,
+        num_bits: int,
+        num_hashes: int,
+        *,
+        seed: int = 0,
+        layout: Literal["classic", "blocked512", "split_block"] = "classic",
+    ) -> BloomFilter: ...
+    @staticmethod
+    def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
+    def _positions_many(self, keys: _Keys) -> npt.NDArray[np.uint64]: ...
     @property
     def _occupied(self) -> int: ...
     def _check_other(self, other: object, operation: str) -> None: ...

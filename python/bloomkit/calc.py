@@ -1,32 +1,24 @@
-"""Sizing formulas for Bloom and cuckoo filters.
+"""Sizing of Bloom and cuckoo filters: a thin wrapper over the C++ core.
 
-The Bloom filter formulas are the classical ones (Bloom 1970; see also
-Broder & Mitzenmacher, "Network Applications of Bloom Filters", 2004):
+Every formula and limit lives in ``cpp/include/bloomkit/sizing.hpp``; this
+module validates Python arguments (types, ranges) and returns named tuples.
 
-* after ``n`` distinct insertions into ``m`` bits with ``k`` hash positions
-  per key, a key never inserted tests positive with probability
-  ``p = (1 - exp(-k n / m)) ** k``;
-* for a target ``p`` the size minimising memory is
-  ``m = ceil(-n ln p / (ln 2) ** 2)`` with ``k = max(1, round(m / n * ln 2))``.
+Bloom filters come in three layouts (``docs/FORMAT.md``):
 
-Because ``k`` must be an integer the rate these parameters predict at full
-capacity can differ from the request in the third significant digit (n=100,
-p=0.05 gives m=624, k=4 and a predicted 0.0502); the ``error_rate`` field of
-:class:`BloomParams` is that honest prediction, not the request echoed back.
+* ``"classic"``: after ``n`` keys in ``m`` bits with ``k`` positions an
+  absent key tests positive with ``p = (1 - exp(-k n / m)) ** k``; sized with
+  ``m = ceil(-n ln p / (ln 2) ** 2)``, ``k = max(1, round(m / n ln 2))``.
+  Because ``k`` is an integer the predicted rate can differ from the request
+  in the third digit (n=100, p=0.05 gives m=624, k=4 and 0.0502); the
+  ``error_rate`` of :class:`BloomParams` is that honest prediction.
+* ``"blocked512"`` and ``"split_block"``: every bit of a key is in one block
+  (512 or 256 bits). Blocks receive a Poisson-distributed number of keys,
+  which costs accuracy; they are sized with that model (at most the
+  requested rate at capacity), which takes about 3 % (blocked512) and 10 %
+  (split_block) more memory than classic at 1 %.
 
-The cuckoo filter formulas follow Fan et al., "Cuckoo Filter: Practically
-Better Than Bloom" (CoNEXT 2014), section 4; see docs/cuckoo.md:
-
-* a lookup compares an ``f``-bit fingerprint (uniform over the ``2^f - 1``
-  non-zero values) with at most ``2b`` stored ones, so an absent key tests
-  positive with probability at most ``1 - (1 - 1/(2^f - 1)) ** (2 b)``,
-  about ``2b / 2^f``;
-* for a target ``p`` that gives ``f = ceil(log2(2b / p))``;
-* ``num_buckets`` holds ``capacity`` keys at a load factor the eviction walk
-  reliably reaches for that bucket size (93 % for ``b = 4`` and large
-  tables, less for small ones; :func:`cuckoo_num_buckets`). bloomkit's tables
-  need not be powers of two (the alternate bucket is
-  ``(hash(fp) - i) mod m``), so no capacity is rounded up to twice its size.
+Cuckoo filters follow Fan et al., "Cuckoo Filter: Practically Better Than
+Bloom" (CoNEXT 2014), section 4; see docs/cuckoo.md and sizing.hpp.
 """
 
 from __future__ import annotations
@@ -35,8 +27,14 @@ import math
 import numbers
 from typing import NamedTuple
 
+from . import _core
+
 __all__ = [
     "BloomParams",
+    "DEFAULT_LAYOUT",
+    "LAYOUTS",
+    "layout_table",
+    "check_layout",
     "CuckooParams",
     "cuckoo_false_positive_rate",
     "cuckoo_num_buckets",
@@ -50,19 +48,39 @@ __all__ = [
     "check_seed",
     "check_bucket_size",
     "check_fingerprint_bits",
+    "layout_false_positive_rate",
 ]
 
 LN2 = math.log(2.0)
+LIMITS = _core.LIMITS
+LAYOUTS = LIMITS["layouts"]
+DEFAULT_LAYOUT = "classic"
 
 
 class BloomParams(NamedTuple):
-    """Parameters of a Bloom filter sized for a capacity and error rate."""
+    """Parameters of a Bloom filter sized for a capacity and error rate.
+
+    ``error_rate`` is the rate predicted at capacity; ``overhead`` is the
+    memory relative to a classic filter for the same request
+    (``num_bits / classic num_bits - 1``, 0.0 for classic).
+    """
 
     num_bits: int
     num_hashes: int
     bits_per_key: float
     nbytes: int
     error_rate: float
+    layout: str = "classic"
+    overhead: float = 0.0
+
+
+def check_layout(layout) -> str:
+    """Return ``layout`` if it names a Bloom layout, else ``ValueError``/``TypeError``."""
+    if not isinstance(layout, str):
+        raise TypeError(f"layout must be a str, one of {', '.join(map(repr, LAYOUTS))}; got {type(layout).__name__}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}: expected one of {', '.join(map(repr, LAYOUTS))}")
+    return layout
 
 
 def check_capacity(capacity, name: str = "capacity") -> int:
@@ -126,108 +144,84 @@ def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float
         raise ValueError(f"num_items must be >= 0, got {num_items}")
     if num_hashes < 1:
         raise ValueError(f"num_hashes must be >= 1, got {num_hashes}")
-    return (-math.expm1(-num_hashes * num_items / num_bits)) ** num_hashes
+    return _core.layout_false_positive_rate("classic", num_bits, num_items, num_hashes)
 
 
-def _optimal_hashes(num_bits: int, capacity: int) -> int:
-    return max(1, round(num_bits / capacity * LN2))
+def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
+    """Bloom filter parameters for ``capacity`` keys at ``error_rate`` in ``layout``.
 
-
-def bloom_params(capacity, error_rate) -> BloomParams:
-    """Bloom filter parameters for ``capacity`` keys at ``error_rate``.
-
-    ``m = ceil(-n ln p / (ln 2)^2)`` and ``k = max(1, round(m / n ln 2))``.
+    ``layout`` defaults to :data:`DEFAULT_LAYOUT`. Classic:
+    ``m = ceil(-n ln p / (ln 2)^2)`` and ``k = max(1, round(m / n ln 2))``;
+    blocked layouts: the fewest blocks whose Poisson-model rate is at most
+    ``p`` (see the module docstring).
 
     Examples
     --------
-    >>> bloom_params(100, 0.05)[:2]
+    >>> bloom_params(100, 0.05, "classic")[:2]
     (624, 4)
     """
     n = check_capacity(capacity)
     p = check_error_rate(error_rate)
-    num_bits = max(1, math.ceil(-n * math.log(p) / (LN2 * LN2)))
-    if num_bits >= 2**63:
-        raise ValueError(
-            f"capacity {n:,} at error_rate {p!r} needs {num_bits:,} bits; at most 2**63 - 1 are supported "
-            "(a ScalableBloomFilter, or several filters, can hold more keys)"
-        )
-    num_hashes = _optimal_hashes(num_bits, n)
-    if num_hashes > 64:
-        raise ValueError(f"error_rate {p!r} needs {num_hashes} hash functions; at most 64 are supported")
+    layout = DEFAULT_LAYOUT if layout is None else check_layout(layout)
+    num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
+    classic_bits = num_bits if layout == "classic" else _core.layout_size("classic", n, p)[0]
     return BloomParams(
         num_bits=num_bits,
         num_hashes=num_hashes,
         bits_per_key=num_bits / n,
         nbytes=8 * ((num_bits + 63) // 64),
-        error_rate=false_positive_rate(num_bits, n, num_hashes),
+        error_rate=predicted,
+        layout=layout,
+        overhead=num_bits / classic_bits - 1.0,
     )
 
 
+def layout_table(capacity, error_rate) -> list:
+    """:func:`bloom_params` for every layout: bits, hashes, bytes, predicted rate, overhead vs classic.
+
+    Examples
+    --------
+    >>> [(p.layout, p.num_hashes, round(p.overhead, 3)) for p in layout_table(10**6, 0.01)]
+    [('classic', 7, 0.0), ('blocked512', 6, 0.035), ('split_block', 8, 0.099)]
+    """
+    return [bloom_params(capacity, error_rate, layout) for layout in LAYOUTS]
+
+
+def layout_false_positive_rate(layout, num_bits: int, num_items: int, num_hashes: int) -> float:
+    """Predicted rate of a ``layout`` filter of ``num_bits`` bits and ``num_hashes`` hashes after ``num_items`` keys."""
+    return _core.layout_false_positive_rate(check_layout(layout), num_bits, num_items, num_hashes)
+
+
 def bloom_capacity(num_bits, error_rate) -> int:
-    """The most keys a ``num_bits`` filter holds at or below ``error_rate``.
+    """The most keys a classic ``num_bits`` filter holds at or below ``error_rate``.
 
     Uses the optimal integer ``k`` for each candidate ``n`` and returns the
     largest ``n`` whose predicted rate does not exceed ``error_rate``
     (0 when not even one key fits).
     """
-    m = check_capacity(num_bits, "num_bits")
-    p = check_error_rate(error_rate)
-    n = max(1, math.floor(m * LN2 * LN2 / -math.log(p)))
-
-    def fits(items: int) -> bool:
-        return false_positive_rate(m, items, _optimal_hashes(m, items)) <= p
-
-    while n > 0 and not fits(n):
-        n -= 1
-    while fits(n + 1):
-        n += 1
-    return n
+    return _core.classic_capacity(check_capacity(num_bits, "num_bits"), check_error_rate(error_rate))
 
 
 # --- cuckoo filters ------------------------------------------------------
 
-CUCKOO_MIN_FINGERPRINT_BITS = 4
-CUCKOO_MAX_FINGERPRINT_BITS = 32
-CUCKOO_MAX_BUCKET_SIZE = 8
-CUCKOO_MAX_BUCKETS = 2**48
-
-# Sizing: the load factor planned for a table of m buckets of b slots is
-# L_b - k_b / sqrt(m). L_b sits a little under the highest load the 500-kick
-# walk reaches before its first failure in large tables (paper, Table 2:
-# ~84 % at b=2, ~95 % at b=4, ~98 % at b=8); the k_b / sqrt(m) term covers
-# the wider spread of small tables. Both were fitted to the 0.1 % quantile
-# of the first-failure load measured over thousands of seeds per (b, m)
-# (docs/cuckoo.md), so ``capacity`` keys fit on practically every seed.
-# b=1 is not offered: it wastes half the table (~50 % load) and its walks
-# fail early with noticeable probability at any size.
-CUCKOO_SIZING_LOAD = {
-    2: (0.83, 2.0),
-    3: (0.90, 1.5),
-    4: (0.93, 1.0),
-    5: (0.95, 0.8),
-    6: (0.955, 0.8),
-    7: (0.96, 0.7),
-    8: (0.965, 0.6),
-}
-CUCKOO_MIN_BUCKET_SIZE = 2
+CUCKOO_MIN_FINGERPRINT_BITS = LIMITS["cuckoo_min_fingerprint_bits"]
+CUCKOO_MAX_FINGERPRINT_BITS = LIMITS["cuckoo_max_fingerprint_bits"]
+CUCKOO_MIN_BUCKET_SIZE = LIMITS["cuckoo_min_bucket_size"]
+CUCKOO_MAX_BUCKET_SIZE = LIMITS["cuckoo_max_bucket_size"]
+CUCKOO_MAX_BUCKETS = LIMITS["cuckoo_max_buckets"]
+# b -> (L_b, s_b): the planned load factor is L_b - s_b / sqrt(num_buckets).
+CUCKOO_SIZING_LOAD = LIMITS["cuckoo_sizing_load"]
 
 
 def cuckoo_num_buckets(capacity, bucket_size: int = 4) -> int:
-    """Buckets for ``capacity`` keys: the least ``m`` with ``m b (L_b - k_b / sqrt(m)) >= capacity``.
+    """Buckets for ``capacity`` keys: the least ``m`` with ``m b (L_b - s_b / sqrt(m)) >= capacity``.
 
-    Solving the quadratic in ``x = sqrt(m)``:
-    ``x = (k + sqrt(k^2 + 4 L n / b)) / (2 L)``, ``m = ceil(x^2)``; for
-    ``b = 4`` that is ``capacity / 3.72`` buckets for large capacities
-    (93 % load), a little more for small ones; rounded up to even.
+    ``L_b`` and ``s_b`` are fitted load factors (sizing.hpp, docs/cuckoo.md);
+    for ``b = 4`` that is ``capacity / 3.72`` buckets for large capacities
+    (93 % load), a little more for small ones; rounded up to even, so that
+    no fingerprint has a bucket that is its own alternate.
     """
-    n = check_capacity(capacity)
-    b = check_bucket_size(bucket_size)
-    load, spread = CUCKOO_SIZING_LOAD[b]
-    x = (spread + math.sqrt(spread * spread + 4.0 * load * n / b)) / (2.0 * load)
-    num_buckets = math.ceil(x * x)
-    # Even, so that no fingerprint has a bucket that is its own alternate
-    # (see CuckooTable::alternate in cpp/include/bloomkit/cuckoo.hpp).
-    return num_buckets + (num_buckets & 1)
+    return _core.cuckoo_num_buckets(check_capacity(capacity), check_bucket_size(bucket_size))
 
 
 class CuckooParams(NamedTuple):
@@ -288,23 +282,7 @@ def stage_false_positive_rate(fingerprint_bits: int, stage: int, bucket_size: in
     """
     if not 0.0 <= load_factor <= 1.0:
         raise ValueError(f"load_factor must be in [0, 1], got {load_factor!r}")
-    match = 1.0 / ((2.0**fingerprint_bits - 1.0) * 2.0**stage)
-    return -math.expm1(2.0 * bucket_size * load_factor * math.log1p(-match))
-
-
-def _chain_false_positive_rate(fingerprint_bits: int, bucket_size: int) -> float:
-    # Every stage an auto_grow filter can ever open, all full: stage s has
-    # f + s bits, up to 32.
-    return sum(
-        stage_false_positive_rate(fingerprint_bits, stage, bucket_size)
-        for stage in range(CUCKOO_MAX_FINGERPRINT_BITS - fingerprint_bits + 1)
-    )
-
-
-def _cuckoo_bound(fingerprint_bits: int, bucket_size: int, auto_grow: bool) -> float:
-    if auto_grow:
-        return _chain_false_positive_rate(fingerprint_bits, bucket_size)
-    return cuckoo_false_positive_rate(fingerprint_bits, bucket_size)
+    return _core.cuckoo_stage_false_positive_rate(fingerprint_bits, stage, bucket_size, load_factor)
 
 
 def cuckoo_params(capacity, error_rate=None, bucket_size=4, *, fingerprint_bits=None, auto_grow=False) -> CuckooParams:
@@ -344,38 +322,9 @@ def cuckoo_params(capacity, error_rate=None, bucket_size=4, *, fingerprint_bits=
     """
     n = check_capacity(capacity)
     b = check_bucket_size(bucket_size)
-    if fingerprint_bits is not None:
-        f = check_fingerprint_bits(fingerprint_bits)
-        if error_rate is not None:
-            p = check_error_rate(error_rate)
-            bound = _cuckoo_bound(f, b, auto_grow)
-            if bound > p:
-                needed = cuckoo_params(n, p, b, auto_grow=auto_grow).fingerprint_bits
-                raise ValueError(
-                    f"fingerprint_bits={f} bounds the false-positive rate by {bound:.3g}, above error_rate={p!r}; "
-                    f"use at least {needed} bits or omit one of the two"
-                )
-    else:
-        if error_rate is None:
-            raise TypeError("cuckoo_params needs error_rate or fingerprint_bits")
-        p = check_error_rate(error_rate)
-        # log2(2b) - log2(p), not log2(2b / p): 2b / p overflows to inf for
-        # subnormal p (error_rate=1e-320), and such rates need > 32 bits anyway.
-        f = max(CUCKOO_MIN_FINGERPRINT_BITS, math.ceil(math.log2(2 * b) - math.log2(p)))
-        while f <= CUCKOO_MAX_FINGERPRINT_BITS and _cuckoo_bound(f, b, auto_grow) > p:
-            f += 1
-        if f > CUCKOO_MAX_FINGERPRINT_BITS:
-            raise ValueError(
-                f"error_rate={p!r} needs fingerprints wider than {CUCKOO_MAX_FINGERPRINT_BITS} bits "
-                f"with bucket_size={b}{' and auto_grow' if auto_grow else ''}; the lowest supported rate is "
-                f"{_cuckoo_bound(CUCKOO_MAX_FINGERPRINT_BITS, b, auto_grow):.3g}"
-            )
-    num_buckets = cuckoo_num_buckets(n, b)
-    if num_buckets > CUCKOO_MAX_BUCKETS:
-        raise ValueError(f"capacity {n} needs {num_buckets} buckets; at most 2**48 are supported")
-    return CuckooParams(
-        num_buckets=num_buckets,
-        fingerprint_bits=f,
-        nbytes=(num_buckets * b * f + 7) // 8,
-        error_rate=_cuckoo_bound(f, b, auto_grow),
-    )
+    f = 0 if fingerprint_bits is None else check_fingerprint_bits(fingerprint_bits)
+    if error_rate is None and fingerprint_bits is None:
+        raise TypeError("cuckoo_params needs error_rate or fingerprint_bits")
+    p = 0.0 if error_rate is None else check_error_rate(error_rate)
+    num_buckets, f, nbytes, bound = _core.cuckoo_size(n, p, b, f, bool(auto_grow))
+    return CuckooParams(num_buckets=num_buckets, fingerprint_bits=f, nbytes=nbytes, error_rate=bound)

@@ -71,7 +71,7 @@ class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.Countin
     _core_class = _core.CountingBloomCore
 
     def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4):
-        params = calc.bloom_params(capacity, error_rate)
+        params = calc.bloom_params(capacity, error_rate, "classic")
         _core.CountingBloomCore.__init__(
             self,
             params.num_bits,

@@ -53,6 +53,8 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         Ratio ``r`` between the error rates of consecutive slices, in (0, 1).
     seed : int, keyword-only, default 0
         MurmurHash3 seed in [0, 2**32), shared by every slice.
+    layout : str, keyword-only, default :data:`bloomkit.calc.DEFAULT_LAYOUT`
+        Bit layout of every slice (see :class:`bloomkit.BloomFilter`).
 
     Notes
     -----
@@ -89,12 +91,13 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     _core_class = _core.ScalableBloomCore
     _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
-    def __init__(self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0):
+    def __init__(self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0, layout=None):
         initial_capacity = calc.check_capacity(initial_capacity, "initial_capacity")
         error_rate = calc.check_error_rate(error_rate)
         tightening = calc.check_error_rate(tightening, "tightening")
+        layout = calc.DEFAULT_LAYOUT if layout is None else calc.check_layout(layout)
         _core.ScalableBloomCore.__init__(
-            self, initial_capacity, error_rate, check_growth(growth), tightening, calc.check_seed(seed)
+            self, initial_capacity, error_rate, check_growth(growth), tightening, calc.check_seed(seed), layout
         )
 
     # -- estimates -------------------------------------------------------
@@ -131,6 +134,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
             "slice_fill": "[" + ", ".join(f"{info.fill_ratio:.2f}" for info in slices) + "]",
             "count": sum(info.count for info in slices),
             "estimated_fpr": self.estimated_fpr(),
+            "layout": self.layout,
         }
 
     def _display_rows(self) -> dict:

@@ -1,5 +1,7 @@
 // Bit and counter storage for the Bloom filters: 64-bit words addressed by
 // 64-bit indices, so a filter may hold far more than 2^32 bits or counters.
+// Bit arrays live in WordStorage (storage.hpp): 64-byte aligned, huge pages
+// for large arrays, and optionally memory the filter does not own.
 #pragma once
 
 #include <algorithm>
@@ -7,9 +9,13 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory.hpp"
+#include "platform.hpp"
+#include "sizing.hpp"
+#include "storage.hpp"
 
 namespace bloomkit {
 
@@ -17,7 +23,13 @@ class BitArray {
   public:
     BitArray() = default;
     explicit BitArray(uint64_t num_bits)
-        : num_bits_(num_bits), words_(check_allocation(words_for(num_bits), sizeof(uint64_t), "bit array"), 0) {}
+        : num_bits_(num_bits), words_(check_allocation(words_for(num_bits), sizeof(uint64_t), "bit array")) {}
+
+    // Bits in storage the caller provides (e.g. borrowed memory); it must
+    // hold exactly words_for(num_bits) words.
+    BitArray(uint64_t num_bits, WordStorage storage) : num_bits_(num_bits), words_(std::move(storage)) {
+        if (words_.size() != words_for(num_bits)) throw std::invalid_argument("storage does not match num_bits");
+    }
 
     // Without overflow for any 64-bit count ((num_bits + 63) / 64 wraps to 0
     // near 2**64, which let a crafted frame pass with an empty payload).
@@ -40,19 +52,15 @@ class BitArray {
         return was_set;
     }
 
-    void prefetch(uint64_t bit) const {
-#if defined(__GNUC__)
-        __builtin_prefetch(&words_[bit >> 6]);
-#endif
-    }
+    void prefetch(uint64_t bit) const { platform::prefetch_read(&words_[bit >> 6]); }
 
     uint64_t popcount() const {
         uint64_t total = 0;
-        for (uint64_t w : words_) total += static_cast<uint64_t>(__builtin_popcountll(w));
+        for (uint64_t w : words_) total += platform::popcount64(w);
         return total;
     }
 
-    void clear() { std::fill(words_.begin(), words_.end(), 0); }
+    void clear() { std::fill(words_.begin(), words_.end(), uint64_t(0)); }
 
     void union_with(const BitArray& other) {
         check_same_size(other);
@@ -69,7 +77,7 @@ class BitArray {
         check_same_size(other);
         uint64_t total = 0;
         for (size_t i = 0; i < words_.size(); ++i)
-            total += static_cast<uint64_t>(__builtin_popcountll(words_[i] | other.words_[i]));
+            total += platform::popcount64(words_[i] | other.words_[i]);
         return total;
     }
 
@@ -91,7 +99,7 @@ class BitArray {
     }
 
     uint64_t num_bits_ = 0;
-    std::vector<uint64_t> words_;
+    WordStorage words_;
 };
 
 // Packed saturating counters for the counting Bloom filter (Fan, Cao,
@@ -109,7 +117,7 @@ class BitArray {
 class CounterArray {
   public:
     // Widths that divide 64, so a counter never straddles two words.
-    static bool valid_width(uint32_t width) { return width == 4 || width == 8 || width == 16; }
+    static bool valid_width(uint32_t width) { return valid_counter_width(width); }
 
     CounterArray() = default;
     CounterArray(uint64_t num_counters, uint32_t width)
@@ -160,11 +168,7 @@ class CounterArray {
         return old;
     }
 
-    void prefetch(uint64_t i) const {
-#if defined(__GNUC__)
-        __builtin_prefetch(&words_[word_of(i)]);
-#endif
-    }
+    void prefetch(uint64_t i) const { platform::prefetch_read(&words_[word_of(i)]); }
 
     // Number of non-zero counters, a word at a time: OR-folding each lane
     // onto its lowest bit (shifts 1, 2, ..., w/2 sum to w - 1, so no bit
@@ -175,7 +179,7 @@ class CounterArray {
         for (uint64_t w : words_) {
             uint64_t folded = w;
             for (uint32_t s = 1; s < width_; s <<= 1) folded |= folded >> s;
-            total += static_cast<uint64_t>(__builtin_popcountll(folded & low_bits));
+            total += platform::popcount64(folded & low_bits);
         }
         return total;
     }

@@ -1,9 +1,10 @@
-// The standard Bloom filter (Bloom, 1970): m bits, k probe positions per key.
+// The standard Bloom filter (Bloom, 1970): m bits, k probe positions per key,
+// in one of three layouts (layouts.hpp): classic (k positions anywhere),
+// blocked512 (all k in one 64-byte line) or split_block (8 bits in one
+// 256-bit block, the Parquet scheme).
 //
-// Positions come from one MurmurHash3_x64_128 digest through enhanced double
-// hashing (hash.hpp), so a key costs one hash regardless of k. The false
-// positive rate after n distinct insertions is p = (1 - e^(-kn/m))^k
-// (see python/bloomkit/calc.py for the sizing formulas).
+// Positions come from one MurmurHash3_x64_128 digest, so a key costs one
+// hash regardless of k. Sizing and predicted rates: sizing.hpp.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,11 @@
 #include "format.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
+#include "layouts.hpp"
 #include "prefetch.hpp"
+#include "sizing.hpp"
 
 namespace bloomkit {
-
-constexpr uint32_t kMaxHashes = 64;
 
 // Everything that fixes where a key's bits are, plus the sizing request the
 // filter was built for. Shared by the plain, counting and scalable filters.
@@ -30,6 +31,7 @@ struct BloomGeometry {
     uint32_t seed = 0;
     uint64_t capacity = 0;
     double error_rate = 0.0;
+    Layout layout = Layout::Classic;
 
     void validate() const {
         if (num_bits == 0 || num_bits >= (uint64_t(1) << 63))
@@ -41,14 +43,25 @@ struct BloomGeometry {
             throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
         if (!(error_rate > 0.0 && error_rate < 1.0))
             throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+        if (!valid_layout_code(static_cast<uint32_t>(layout)))
+            throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
+        const uint64_t block = layout_block_bits(layout);
+        if (num_bits % block != 0)
+            throw std::invalid_argument(std::string("num_bits of a ") + layout_name(layout) +
+                                        " filter must be a multiple of " + std::to_string(block) + ", got " +
+                                        std::to_string(num_bits));
+        if (layout == Layout::SplitBlock && num_hashes != kSplitBlockHashes)
+            throw std::invalid_argument("a split_block filter has num_hashes 8, got " + std::to_string(num_hashes));
     }
 
     // Two filters can be merged bit-for-bit only when every key maps to the
     // same positions in both.
     bool compatible(const BloomGeometry& other) const {
-        return num_bits == other.num_bits && num_hashes == other.num_hashes && seed == other.seed;
+        return num_bits == other.num_bits && num_hashes == other.num_hashes && seed == other.seed &&
+               layout == other.layout;
     }
 
+    // The 32 bytes common to every format version (docs/FORMAT.md, type 1).
     void write(ByteWriter& w) const {
         w.u64(num_bits);
         w.u32(num_hashes);
@@ -57,19 +70,45 @@ struct BloomGeometry {
         w.f64(error_rate);
     }
 
-    static BloomGeometry read(ByteReader& r) {
+    // Reads those 32 bytes, unchecked; the layout comes from elsewhere (the
+    // version 2 params, or classic for version 1).
+    static BloomGeometry read_fields(ByteReader& r) {
         BloomGeometry g;
         g.num_bits = r.u64("num_bits");
         g.num_hashes = r.u32("num_hashes");
         g.seed = r.u32("seed");
         g.capacity = r.u64("capacity");
         g.error_rate = r.f64("error_rate");
+        return g;
+    }
+
+    // validate(), reporting a FormatError (for geometries read from bytes).
+    void check_stored() const {
         try {
-            g.validate();
+            validate();
         } catch (const std::invalid_argument& e) {
             throw FormatError(std::string("invalid stored parameters: ") + e.what());
         }
+    }
+
+    static BloomGeometry read(ByteReader& r, Layout layout) {
+        BloomGeometry g = read_fields(r);
+        g.layout = layout;
+        g.check_stored();
         return g;
+    }
+
+    // The layout field of version 2 params: u32 code, u32 reserved (zero).
+    static Layout read_layout(ByteReader& r) {
+        const uint32_t code = r.u32("layout");
+        if (!valid_layout_code(code))
+            throw FormatError("invalid stored parameters: unknown layout code " + std::to_string(code));
+        if (r.u32("reserved") != 0) throw FormatError("invalid stored parameters: reserved field is not zero");
+        return static_cast<Layout>(code);
+    }
+    static void write_layout(ByteWriter& w, Layout layout) {
+        w.u32(static_cast<uint32_t>(layout));
+        w.u32(0);
     }
 };
 
@@ -87,7 +126,8 @@ class BloomFilter {
     }
 
     // A filter over existing bits (e.g. derived from a counting filter's
-    // non-zero counters); `bits` must hold exactly num_bits bits.
+    // non-zero counters, or borrowed memory); `bits` must hold exactly
+    // num_bits bits.
     BloomFilter(const BloomGeometry& geometry, BitArray bits) : geometry_(geometry), bits_(std::move(bits)) {
         geometry_.validate();
         if (bits_.num_bits() != geometry_.num_bits || !bits_.padding_is_clear())
@@ -99,67 +139,87 @@ class BloomFilter {
     uint64_t num_bits() const { return geometry_.num_bits; }
     uint32_t num_hashes() const { return geometry_.num_hashes; }
     uint32_t seed() const { return geometry_.seed; }
+    Layout layout() const { return geometry_.layout; }
     uint64_t nbytes() const { return bits_.nbytes(); }
     uint64_t set_bits() const { return set_bits_; }
     const BitArray& bits() const { return bits_; }
 
+    // Calls f(layout struct) for this filter's layout (layouts.hpp).
+    template <class F>
+    decltype(auto) visit_layout(F&& f) const {
+        return with_layout(geometry_.layout, geometry_.num_bits, geometry_.num_hashes, std::forward<F>(f));
+    }
+
     // Test-and-set: returns true if every position was already set, i.e. the
     // key was (probably) present before this call.
     bool add(Hash128 h) {
-        IndexSequence seq(h, geometry_.num_bits);
-        // Branch-free: whether a bit was already set is a coin flip while the
-        // filter fills, so a branch here would mispredict about once per key.
-        uint32_t already_set = 0;
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) already_set += bits_.test_and_set(seq.next());
-        set_bits_ += geometry_.num_hashes - already_set;
-        return already_set == geometry_.num_hashes;
+        const uint32_t newly_set = visit_layout([&](const auto& layout) { return layout.add(bits_.words(), h); });
+        set_bits_ += newly_set;
+        return newly_set == 0;
     }
 
     bool contains(Hash128 h) const {
-        IndexSequence seq(h, geometry_.num_bits);
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i)
-            if (!bits_.test(seq.next())) return false;
-        return true;
-    }
-
-    // The k bit indices a key sets, in probe order (out holds num_hashes
-    // values). External stores of the same bits (bloomkit.redis) use them.
-    void positions(Hash128 h, uint64_t* out) const {
-        IndexSequence seq(h, geometry_.num_bits);
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) out[i] = seq.next();
-    }
-
-    // positions() for every key of a batch: row j of `out` (num_hashes wide)
-    // belongs to key j.
-    template <class Keys>
-    void positions_many(const Keys& keys, uint64_t* out) const {
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for (size_t j = 0; j < count; ++j) positions(digests[j], out + (first + j) * geometry_.num_hashes);
-        });
+        return visit_layout([&](const auto& layout) { return layout.contains(bits_.words(), h); });
     }
 
     void prefetch(Hash128 h) const {
-        IndexSequence seq(h, geometry_.num_bits);
-        for (uint32_t i = 0; i < geometry_.num_hashes; ++i) bits_.prefetch(seq.next());
+        visit_layout([&](const auto& layout) { layout.prefetch(bits_.words(), h); });
+    }
+
+    // The line a lookup of the key reads first (the scalable filter
+    // prefetches only that one per slice).
+    void prefetch_first(Hash128 h) const {
+        visit_layout([&](const auto& layout) { layout.prefetch_first(bits_.words(), h); });
+    }
+
+    // The k bit indices the key sets, in probe order (docs/FORMAT.md).
+    void positions(Hash128 h, uint64_t* out) const {
+        visit_layout([&](const auto& layout) { layout.for_each_position(h, [&](uint64_t bit) { *out++ = bit; }); });
     }
 
     // Batch insert in key order (so a repeated key reports true the second
     // time). `was_present` may be null when the caller wants no results.
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
-                const bool present = add(digests[j]);
-                if (was_present) was_present[first + j] = present;
+        visit_layout([&](const auto& layout) {
+            uint64_t* words = bits_.words();
+            uint64_t newly_set = 0;
+            hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+                for_each_prefetched(
+                    digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+                    [&](size_t j) {
+                        const uint32_t added = layout.add(words, digests[j]);
+                        newly_set += added;
+                        if (was_present) was_present[first + j] = added == 0;
+                    });
             });
+            set_bits_ += newly_set;
         });
     }
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(),
-                                [&](size_t j) { present[first + j] = contains(digests[j]); });
+        visit_layout([&](const auto& layout) {
+            const uint64_t* words = bits_.words();
+            hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+                for_each_prefetched(
+                    digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+                    [&](size_t j) { present[first + j] = layout.contains(words, digests[j]); });
+            });
+        });
+    }
+
+    // Row-major (count x k) bit indices of every key of the batch.
+    template <class Keys>
+    void positions_many(const Keys& keys, uint64_t* out) const {
+        const uint32_t k = geometry_.num_hashes;
+        visit_layout([&](const auto& layout) {
+            hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+                for (size_t j = 0; j < count; ++j) {
+                    uint64_t* row = out + (first + j) * k;
+                    layout.for_each_position(digests[j], [&](uint64_t bit) { *row++ = bit; });
+                }
+            });
         });
     }
 
@@ -169,6 +229,9 @@ class BloomFilter {
     }
 
     void check_compatible(const BloomFilter& other, const char* operation) const {
+        if (geometry_.layout != other.geometry_.layout)
+            throw std::invalid_argument(std::string(operation) + " needs filters with equal layouts; got '" +
+                                        layout_name(layout()) + "' and '" + layout_name(other.layout()) + "'");
         if (!geometry_.compatible(other.geometry_))
             throw std::invalid_argument(
                 std::string(operation) + " needs filters with equal num_bits, num_hashes and seed; got (" +
@@ -204,7 +267,11 @@ class BloomFilter {
 
     // --- serialization (docs/FORMAT.md, type tag 1) ---
 
-    void write_params(ByteWriter& w) const { geometry_.write(w); }
+    // Version 2 params: the 32 common bytes, then layout and reserved.
+    void write_params(ByteWriter& w) const {
+        geometry_.write(w);
+        BloomGeometry::write_layout(w, geometry_.layout);
+    }
     uint64_t payload_length() const { return bits_.nbytes(); }
     void write_payload(ByteWriter& w) const { w.words(bits_.words(), bits_.num_words()); }
 
@@ -230,11 +297,19 @@ class BloomFilter {
             [&](ByteWriter& w) { write_payload(w); });
     }
 
+    // The geometry in a frame's params: version 1 frames are classic.
+    static BloomGeometry read_params(const Frame& frame) {
+        ByteReader params(frame.params, frame.params_length);
+        BloomGeometry g = BloomGeometry::read_fields(params);
+        if (frame.version >= 2) g.layout = BloomGeometry::read_layout(params);
+        params.expect_end("params");
+        g.check_stored();
+        return g;
+    }
+
     static BloomFilter deserialize(const uint8_t* data, size_t len) {
         const Frame frame = parse_frame(data, len, FilterType::Bloom);
-        ByteReader params(frame.params, frame.params_length);
-        const BloomGeometry geometry = BloomGeometry::read(params);
-        params.expect_end("params");
+        const BloomGeometry geometry = read_params(frame);
         ByteReader payload(frame.payload, frame.payload_length);
         BloomFilter filter = read_payload(geometry, payload);
         payload.expect_end("payload");
@@ -242,7 +317,6 @@ class BloomFilter {
     }
 
   private:
-
     BloomGeometry geometry_;
     BitArray bits_;
     uint64_t set_bits_ = 0;

@@ -33,6 +33,10 @@ class CountingBloomFilter {
 
     CountingBloomFilter(const BloomGeometry& geometry, uint32_t counter_bits) : geometry_(geometry) {
         geometry_.validate();
+        // Counters stay classic: a 64-byte line holds only 128 4-bit
+        // counters, and removal needs each position exactly (docs/decisions.md).
+        if (geometry_.layout != Layout::Classic)
+            throw std::invalid_argument("a counting filter has the classic layout only");
         counters_ = CounterArray(geometry_.num_bits, counter_bits);
     }
 
@@ -197,7 +201,7 @@ class CountingBloomFilter {
     static CountingBloomFilter deserialize(const uint8_t* data, size_t len) {
         const Frame frame = parse_frame(data, len, FilterType::CountingBloom);
         ByteReader params(frame.params, frame.params_length);
-        const BloomGeometry geometry = BloomGeometry::read(params);
+        const BloomGeometry geometry = BloomGeometry::read(params, Layout::Classic);
         const uint32_t counter_bits = params.u32("counter_bits");
         if (!CounterArray::valid_width(counter_bits))
             throw FormatError("invalid stored parameters: counter_bits must be 4, 8 or 16, got " +

@@ -62,10 +62,7 @@ class TooManyCopiesError : public std::runtime_error {
     uint64_t index_;
 };
 
-// b = 1 reaches only ~50 % load and fails early at any size (docs/cuckoo.md).
-constexpr unsigned kCuckooMinBucketSize = 2;
-constexpr unsigned kCuckooMaxBucketSize = 8;
-constexpr uint64_t kCuckooMaxBuckets = uint64_t(1) << 48;
+// Limits (bucket sizes, buckets, fingerprint widths): sizing.hpp.
 
 // Everything that fixes where keys go, plus the sizing request. Stage s of a
 // growing filter has (num_buckets << s) buckets of (fingerprint_bits + s)

@@ -23,6 +23,7 @@
 
 #include "hash.hpp"
 #include "memory.hpp"
+#include "sizing.hpp"
 
 namespace bloomkit {
 
@@ -30,7 +31,7 @@ namespace detail {
 
 inline void store_le64(uint8_t* p, uint64_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
+    v = platform::bswap64(v);
 #endif
     std::memcpy(p, &v, sizeof v);
 }
@@ -41,8 +42,8 @@ inline uint64_t low_mask(unsigned bits) { return bits >= 64 ? ~uint64_t(0) : (ui
 
 class FingerprintTable {
   public:
-    static constexpr unsigned kMinBits = 4;
-    static constexpr unsigned kMaxBits = 32;
+    static constexpr unsigned kMinBits = kCuckooMinFingerprintBits;
+    static constexpr unsigned kMaxBits = kCuckooMaxFingerprintBits;
     static constexpr size_t kLoadPadding = 8;
 
     FingerprintTable() = default;
@@ -98,7 +99,7 @@ class FingerprintTable {
 
     // Number of slots of `bucket` holding `fp` (fp == 0 counts empty slots).
     unsigned count_in_bucket(uint64_t bucket, uint32_t fp) const {
-        if (whole_bucket_) return static_cast<unsigned>(__builtin_popcountll(equal_lanes(bucket, fp)));
+        if (whole_bucket_) return static_cast<unsigned>(platform::popcount64(equal_lanes(bucket, fp)));
         unsigned n = 0;
         const uint64_t first = first_slot(bucket);
         for (unsigned i = 0; i < bucket_size_; ++i) n += get(first + i) == fp;
@@ -118,7 +119,7 @@ class FingerprintTable {
     unsigned find_in_bucket(uint64_t bucket, uint32_t fp) const {
         if (whole_bucket_) {
             const uint64_t lanes = equal_lanes(bucket, fp);
-            return lanes == 0 ? bucket_size_ : static_cast<unsigned>(__builtin_ctzll(lanes)) / bits_;
+            return lanes == 0 ? bucket_size_ : platform::ctz64(lanes) / bits_;
         }
         const uint64_t first = first_slot(bucket);
         for (unsigned i = 0; i < bucket_size_; ++i)
@@ -127,9 +128,7 @@ class FingerprintTable {
     }
 
     void prefetch(uint64_t bucket) const {
-#if defined(__GNUC__)
-        __builtin_prefetch(&bytes_[(bucket * bucket_size_ * bits_) >> 3]);
-#endif
+        platform::prefetch_read(&bytes_[(bucket * bucket_size_ * bits_) >> 3]);
     }
 
     // True when no bit past the last slot is set in the packed data; a valid

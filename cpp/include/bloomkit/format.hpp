@@ -2,18 +2,23 @@
 //
 //   offset  size  field
 //        0     8  magic "\x89BKF\r\n\x1a\n"
-//        8     2  format version (u16, currently 1)
+//        8     2  format version (u16: 2 is written, 1 and 2 are read)
 //       10     2  type tag (u16, FilterType)
 //       12     4  params length P (u32, at most kMaxParamsLength)
 //       16     8  payload length L (u64)
 //       24     P  params  (type-specific, little-endian fields)
-//     24+P     L  payload (type-specific)
-//   24+P+L     8  checksum: low 64 bits of MurmurHash3_x64_128(bytes [0, 24+P+L), kChecksumSeed)
+//     24+P     Z  version 2: zero bytes up to the next multiple of 64
+//                 (Z = (-(24+P)) mod 64); version 1: none (Z = 0)
+//   24+P+Z     L  payload (type-specific)
+// 24+P+Z+L     8  checksum: low 64 bits of MurmurHash3_x64_128(bytes [0, 24+P+Z+L), kChecksumSeed)
 //
-// All integers are little-endian. A frame is exactly 32 + P + L bytes long;
-// anything else is rejected. parse_frame() checks magic, version, lengths
-// against the real buffer size and the checksum before any filter sees the
-// params, so no allocation is ever sized from unchecked bytes.
+// All integers are little-endian. A frame is exactly 32 + P + Z + L bytes
+// long; anything else is rejected. Version 2 starts the payload at a 64-byte
+// aligned offset, so a frame read or mapped at an aligned address has its
+// bit arrays on cache-line boundaries. parse_frame() checks magic, version,
+// lengths against the real buffer size, the padding and the checksum before
+// any filter sees the params, so no allocation is ever sized from unchecked
+// bytes.
 #pragma once
 
 #include <cmath>
@@ -52,11 +57,19 @@ inline const char* filter_type_name(FilterType type) {
 }
 
 constexpr uint8_t kMagic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'};
-constexpr uint16_t kFormatVersion = 1;
+constexpr uint16_t kFormatVersion = 2;        // written
+constexpr uint16_t kOldestFormatVersion = 1;  // still read
 constexpr size_t kHeaderSize = 24;
+constexpr size_t kPayloadAlignment = 64;
 constexpr size_t kChecksumSize = 8;
 constexpr uint32_t kMaxParamsLength = 4096;
 constexpr uint32_t kChecksumSeed = 0x424b4631;  // "BKF1"
+
+// Bytes of zero padding between the params and the payload.
+inline size_t payload_padding(uint16_t version, size_t params_length) {
+    if (version < 2) return 0;
+    return (kPayloadAlignment - (kHeaderSize + params_length) % kPayloadAlignment) % kPayloadAlignment;
+}
 
 inline uint64_t frame_checksum(const uint8_t* data, size_t len) {
     return murmur3_x64_128(data, len, kChecksumSeed).h1;
@@ -172,6 +185,15 @@ class ByteWriter {
         if (sink_ != nullptr && used_ > 0) sink_->write(buffer_, used_);
         used_ = 0;
     }
+    // `count` zero bytes (alignment padding).
+    void zeros(size_t count) {
+        static const uint8_t kZeros[256] = {};
+        while (count > 0) {
+            const size_t step = count < sizeof kZeros ? count : sizeof kZeros;
+            bytes(kZeros, step);
+            count -= step;
+        }
+    }
 
   private:
     static constexpr size_t kBuffer = 4096;
@@ -215,6 +237,13 @@ class ByteReader {
         for (size_t i = 0; i < count; ++i) out[i] = detail::load_le64(p + 8 * i);
     }
     size_t remaining() const { return len_ - pos_; }
+    size_t position() const { return pos_; }
+    // Skips `count` bytes that must all be zero (alignment padding).
+    void zeros(size_t count, const char* what) {
+        const uint8_t* p = bytes(count, what);
+        for (size_t i = 0; i < count; ++i)
+            if (p[i] != 0) throw FormatError(std::string(what) + " is not zero");
+    }
     // The params or payload must be consumed exactly.
     void expect_end(const char* what) const {
         if (pos_ != len_)
@@ -270,6 +299,7 @@ void write_frame(FrameSink& sink, FilterType type, uint64_t payload_length, Writ
         w.u32(static_cast<uint32_t>(params.size()));
         w.u64(payload_length);
         w.bytes(params.data(), params.size());
+        w.zeros(payload_padding(kFormatVersion, params.size()));
         const uint64_t payload_start = w.size();
         write_payload(w);
         if (w.size() - payload_start != payload_length)
@@ -296,6 +326,7 @@ std::vector<uint8_t> frame_bytes(const Core& core) {
 
 // A validated frame: views into the caller's buffer.
 struct Frame {
+    uint16_t version;
     FilterType type;
     const uint8_t* params;
     size_t params_length;
@@ -309,9 +340,9 @@ inline void check_magic_version_tag(const uint8_t* data) {
         throw FormatError("not a bloomkit filter: bad magic bytes");
     ByteReader r(data + 8, 4);
     const uint16_t version = r.u16("format version");
-    if (version != kFormatVersion)
-        throw FormatError("unsupported format version " + std::to_string(version) + " (this bloomkit reads version " +
-                          std::to_string(kFormatVersion) + ")");
+    if (version < kOldestFormatVersion || version > kFormatVersion)
+        throw FormatError("unsupported format version " + std::to_string(version) + " (this bloomkit reads versions " +
+                          std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
     const uint16_t tag = r.u16("type tag");
     if (tag < 1 || tag > 4) throw FormatError("unknown filter type tag " + std::to_string(tag));
 }
@@ -342,7 +373,8 @@ inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
     if (params_length > kMaxParamsLength)
         throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
                           std::to_string(kMaxParamsLength));
-    const uint64_t fixed = kHeaderSize + params_length + kChecksumSize;
+    const uint16_t version = static_cast<uint16_t>(header[8] | (header[9] << 8));
+    const uint64_t fixed = kHeaderSize + params_length + payload_padding(version, params_length) + kChecksumSize;
     if (payload_length > ~uint64_t(0) - fixed)
         throw FormatError("payload length " + std::to_string(payload_length) + " is impossibly large");
     return fixed + payload_length;
@@ -359,16 +391,20 @@ inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected) {
     if (params_length > kMaxParamsLength)
         throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
                           std::to_string(kMaxParamsLength));
+    const uint16_t version = static_cast<uint16_t>(data[8] | (data[9] << 8));
+    const size_t padding = payload_padding(version, params_length);
     const uint64_t body = len - kHeaderSize - kChecksumSize;  // len >= 32 checked by peek_type
-    if (params_length > body || payload_length != body - params_length)
+    if (uint64_t(params_length) + padding > body || payload_length != body - params_length - padding)
         throw FormatError("frame lengths (params " + std::to_string(params_length) + ", payload " +
                           std::to_string(payload_length) + ") do not match the " + std::to_string(len) +
                           "-byte buffer (truncated or extended data)");
     const uint64_t stored = detail::load_le64(data + len - kChecksumSize);
     if (stored != frame_checksum(data, len - kChecksumSize))
         throw FormatError("checksum mismatch: the data is corrupt");
-    return Frame{type, data + kHeaderSize, params_length, data + kHeaderSize + params_length,
-                 static_cast<size_t>(payload_length)};
+    const uint8_t* pad = data + kHeaderSize + params_length;
+    for (size_t i = 0; i < padding; ++i)
+        if (pad[i] != 0) throw FormatError("padding before the payload is not zero");
+    return Frame{version, type, data + kHeaderSize, params_length, pad + padding, static_cast<size_t>(payload_length)};
 }
 
 // Shared parameter checks for deserialization, with messages that say what

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform.hpp"
+
 namespace bloomkit {
 
 // The 128-bit digest of one key: h1 is the low half, h2 the high half.
@@ -28,9 +30,41 @@ inline uint64_t load_le64(const uint8_t* p) {
     uint64_t v;
     std::memcpy(&v, p, sizeof v);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
+    v = platform::bswap64(v);
 #endif
     return v;
+}
+
+inline uint64_t load_le32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = static_cast<uint32_t>(platform::bswap64(v) >> 32);
+#endif
+    return v;
+}
+
+// The `rest` (< 16) tail bytes at `tail` as two little-endian lanes (bytes
+// 0-7 in k1, 8-15 in k2), with a few overlapping loads instead of a loop
+// over bytes: one branch per size class (0, 1-3, 4-7, 8-15) rather than
+// one per byte, and never a read outside [tail, tail + rest).
+inline void load_tail(const uint8_t* tail, size_t rest, uint64_t& k1, uint64_t& k2) {
+    k2 = 0;
+    if (rest >= 8) {
+        k1 = load_le64(tail);
+        // Bytes [rest - 8, rest) shifted down by 16 - rest bytes so byte 8
+        // lands in bit 0 (two shifts: rest == 8 shifts by 64 and leaves 0).
+        k2 = load_le64(tail + rest - 8) >> (8 * (16 - rest) - 1) >> 1;
+    } else if (rest >= 4) {
+        // Two overlapping 4-byte loads; shared bytes are equal, so OR is exact.
+        k1 = load_le32(tail) | (load_le32(tail + rest - 4) << (8 * (rest - 4)));
+    } else if (rest > 0) {
+        // Bytes 0, rest/2 and rest-1 cover every length 1..3.
+        k1 = uint64_t(tail[0]) | (uint64_t(tail[rest / 2]) << (8 * (rest / 2))) |
+             (uint64_t(tail[rest - 1]) << (8 * (rest - 1)));
+    } else {
+        k1 = 0;
+    }
 }
 
 // The final avalanche: every input bit affects every output bit with
@@ -77,13 +111,13 @@ inline void mix_block(uint64_t& h1, uint64_t& h2, const uint8_t* block) {
 }
 
 // The last `rest` (< 16) bytes, little-endian, split into two lanes.
+// mix_k1(0) == mix_k2(0) == 0, so an empty lane needs no branch.
 inline void mix_tail(uint64_t& h1, uint64_t& h2, const uint8_t* tail, size_t rest) {
-    uint64_t k1 = 0;
-    uint64_t k2 = 0;
-    for (size_t i = rest; i > 8; --i) k2 |= uint64_t(tail[i - 1]) << ((i - 9) * 8);
-    for (size_t i = rest < 8 ? rest : 8; i > 0; --i) k1 |= uint64_t(tail[i - 1]) << ((i - 1) * 8);
-    if (rest > 8) h2 ^= mix_k2(k2);
-    if (rest > 0) h1 ^= mix_k1(k1);
+    uint64_t k1;
+    uint64_t k2;
+    load_tail(tail, rest, k1, k2);
+    h2 ^= mix_k2(k2);
+    h1 ^= mix_k1(k1);
 }
 
 }  // namespace detail
@@ -119,7 +153,7 @@ inline Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
 // in an interval", 2019). Uses the high bits of x, which MurmurHash mixes as
 // well as the low ones, and works for any range up to 2^64.
 inline uint64_t fast_range64(uint64_t x, uint64_t range) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * range) >> 64);
+    return platform::mul_high64(x, range);
 }
 
 // Enhanced double hashing (Dillinger & Manolios, "Bloom Filters in

@@ -31,63 +31,22 @@
 
 namespace bloomkit {
 
-namespace detail {
-// A double in %g notation with 6 significant digits (std::to_string prints
-// 1e-20 as "0.000000").
-inline std::string format_number(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", value);
-    return text;
-}
-}  // namespace detail
-
-// Predicted false-positive rate of m bits, n keys, k hashes: (1 - e^(-kn/m))^k.
-inline double bloom_false_positive_rate(double num_bits, double num_items, uint32_t num_hashes) {
-    const double k = num_hashes;
-    return std::pow(-std::expm1(-k * num_items / num_bits), k);
-}
-
-// The smallest Bloom geometry whose predicted false-positive rate at
-// `capacity` keys is at most `error_rate` with an integer number of hashes.
-// For a fixed k the rate (1 - e^(-kn/m))^k equals p exactly at
-//     m = -k n / ln(1 - p^(1/k)),
-// and the best k is next to the real optimum log2(1/p); both neighbours are
-// tried and the smaller m wins. (The classical m = -n ln p / (ln 2)^2 with k
-// rounded overshoots p slightly, which the chain's error budget cannot
-// afford at every slice.)
-inline BloomGeometry bloom_geometry_at_most(uint64_t capacity, double error_rate, uint32_t seed) {
-    const double n = static_cast<double>(capacity);
-    const double best_k = std::log2(1.0 / error_rate);
-    if (best_k > kMaxHashes + 0.5)
-        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs about " +
-                                    std::to_string(static_cast<int>(best_k)) + " hash functions; at most " +
-                                    std::to_string(kMaxHashes) + " are supported");
-    double best_bits = 0.0;
-    uint32_t chosen_k = 0;
-    for (double candidate : {std::floor(best_k), std::ceil(best_k)}) {
-        const uint32_t k = static_cast<uint32_t>(std::min<double>(std::max(candidate, 1.0), kMaxHashes));
-        const double kd = k;
-        const double bits = std::ceil(-kd * n / std::log1p(-std::pow(error_rate, 1.0 / kd)));
-        if (chosen_k == 0 || bits < best_bits) {
-            best_bits = bits;
-            chosen_k = k;
-        }
-    }
-    // Rounding in pow/log can leave the rate a hair (relative ~1e-15) above
-    // p: add bits until the prediction is at or below it (a step or two).
-    while (bloom_false_positive_rate(best_bits, n, chosen_k) > error_rate)
-        best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + 1e-13)));
-    if (!(best_bits < 9.2e18))
-        throw std::invalid_argument("a slice of " + std::to_string(capacity) + " keys at error_rate " +
-                                    detail::format_number(error_rate) + " needs more than 2**63 bits");
+// The geometry of a slice: the smallest of its layout whose predicted rate
+// at `capacity` keys is at most `error_rate` (sizing.hpp).
+inline BloomGeometry bloom_geometry_at_most(Layout layout, uint64_t capacity, double error_rate, uint32_t seed) {
+    const BloomSize size = layout_size_at_most(layout, capacity, error_rate);
     BloomGeometry g;
-    g.num_bits = static_cast<uint64_t>(best_bits);
-    g.num_hashes = chosen_k;
+    g.num_bits = size.num_bits;
+    g.num_hashes = size.num_hashes;
     g.seed = seed;
     g.capacity = capacity;
     g.error_rate = error_rate;
+    g.layout = layout;
     return g;
 }
+
+// Bytes of zero padding after `size` bytes to reach a 64-byte boundary.
+inline uint64_t line_padding(uint64_t size) { return (kPayloadAlignment - size % kPayloadAlignment) % kPayloadAlignment; }
 
 // The constructor arguments of a scalable filter.
 struct ScalableParams {
@@ -96,6 +55,7 @@ struct ScalableParams {
     double growth = 0.0;
     double tightening = 0.0;
     uint32_t seed = 0;
+    Layout layout = Layout::Classic;
 
     void validate() const {
         if (initial_capacity == 0 || initial_capacity >= (uint64_t(1) << 63))
@@ -107,6 +67,8 @@ struct ScalableParams {
             throw std::invalid_argument("growth must be a finite number > 1, got " + detail::format_number(growth));
         if (!(tightening > 0.0 && tightening < 1.0))
             throw std::invalid_argument("tightening must be in (0, 1), got " + detail::format_number(tightening));
+        if (!valid_layout_code(static_cast<uint32_t>(layout)))
+            throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
     }
 
     // Capacity and error rate of the slice after one with (capacity, error).
@@ -139,8 +101,8 @@ class ScalableBloomFilter {
     explicit ScalableBloomFilter(const ScalableParams& params) : params_(params) {
         params_.validate();
         slices_.push_back(
-            Slice{BloomFilter(bloom_geometry_at_most(params_.initial_capacity, params_.first_error_rate(),
-                                                     params_.seed)),
+            Slice{BloomFilter(bloom_geometry_at_most(params_.layout, params_.initial_capacity,
+                                                     params_.first_error_rate(), params_.seed)),
                   0});
     }
 
@@ -189,7 +151,7 @@ class ScalableBloomFilter {
     // Prefetches the first position of the key in every slice: the one
     // position every lookup reads (an absent key usually stops there).
     void prefetch(Hash128 h) const {
-        for (const Slice& s : slices_) s.filter.bits().prefetch(IndexSequence(h, s.filter.num_bits()).next());
+        for (const Slice& s : slices_) s.filter.prefetch_first(h);
     }
 
     // Batch insert with the sequential semantics of add() (a key repeated in
@@ -240,9 +202,14 @@ class ScalableBloomFilter {
 
     std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
 
+    // Version 2 payload: the slice table, zero padding to a multiple of 64
+    // bytes, then each slice's bit array followed by zero padding to a
+    // multiple of 64 bytes, so every slice starts on a cache line.
     void serialize_to(FrameSink& sink) const {
         uint64_t payload_length = slices_.size() * kSliceRecordSize;
-        for (const Slice& s : slices_) payload_length += s.filter.payload_length();
+        payload_length += line_padding(payload_length);
+        for (const Slice& s : slices_)
+            payload_length += s.filter.payload_length() + line_padding(s.filter.payload_length());
         write_frame(
             sink, FilterType::ScalableBloom, payload_length,
             [&](ByteWriter& w) {
@@ -252,18 +219,25 @@ class ScalableBloomFilter {
                 w.f64(params_.tightening);
                 w.u32(params_.seed);
                 w.u32(static_cast<uint32_t>(slices_.size()));
+                BloomGeometry::write_layout(w, params_.layout);
             },
             [&](ByteWriter& w) {
                 for (const Slice& s : slices_) {
-                    s.filter.write_params(w);
+                    s.filter.geometry().write(w);  // the layout is the chain's, in the params
                     w.u64(s.count);
                 }
-                for (const Slice& s : slices_) s.filter.write_payload(w);
+                w.zeros(line_padding(slices_.size() * kSliceRecordSize));
+                for (const Slice& s : slices_) {
+                    s.filter.write_payload(w);
+                    w.zeros(line_padding(s.filter.payload_length()));
+                }
             });
     }
 
     static ScalableBloomFilter deserialize(const uint8_t* data, size_t len) {
         const Frame frame = parse_frame(data, len, FilterType::ScalableBloom);
+        const bool padded = frame.version >= 2;
+        auto padding = [&](uint64_t size) { return padded ? line_padding(size) : 0; };
         ByteReader params_reader(frame.params, frame.params_length);
         ScalableParams params;
         params.initial_capacity = params_reader.u64("initial_capacity");
@@ -272,6 +246,7 @@ class ScalableBloomFilter {
         params.tightening = params_reader.f64("tightening");
         params.seed = params_reader.u32("seed");
         const uint32_t num_slices = params_reader.u32("num_slices");
+        if (padded) params.layout = BloomGeometry::read_layout(params_reader);
         params_reader.expect_end("params");
         try {
             params.validate();
@@ -292,7 +267,8 @@ class ScalableBloomFilter {
         counts.reserve(num_slices);
         uint64_t capacity = params.initial_capacity;
         double error = params.first_error_rate();
-        uint64_t bits_bytes = 0;
+        const uint64_t table_bytes = uint64_t(num_slices) * kSliceRecordSize;
+        uint64_t bits_bytes = padding(table_bytes);
         for (uint32_t i = 0; i < num_slices; ++i) {
             const std::string where = "slice " + std::to_string(i) + ": ";
             if (i > 0) {
@@ -303,7 +279,13 @@ class ScalableBloomFilter {
                 }
                 error = params.next_error_rate(error);
             }
-            const BloomGeometry g = BloomGeometry::read(payload);
+            BloomGeometry g = BloomGeometry::read_fields(payload);
+            g.layout = params.layout;
+            try {
+                g.validate();
+            } catch (const std::invalid_argument& e) {
+                throw FormatError(where + "invalid stored parameters: " + e.what());
+            }
             const uint64_t count = payload.u64("slice count");
             if (g.seed != params.seed)
                 throw FormatError(where + "seed " + std::to_string(g.seed) + " differs from the filter's " +
@@ -315,11 +297,12 @@ class ScalableBloomFilter {
                                   std::to_string(g.capacity));
             if (i + 1 < num_slices && count != g.capacity)
                 throw FormatError(where + "a slice before the newest must be full");
+            const uint64_t available = frame.payload_length - table_bytes;
             const uint64_t words = BitArray::words_for(g.num_bits);
-            if (words > (frame.payload_length - bits_bytes) / sizeof(uint64_t))
+            if (bits_bytes > available || words > (available - bits_bytes) / sizeof(uint64_t))
                 throw FormatError(where + "num_bits " + std::to_string(g.num_bits) +
                                   " needs more bytes than the payload holds");
-            bits_bytes += words * sizeof(uint64_t);
+            bits_bytes += words * sizeof(uint64_t) + padding(words * sizeof(uint64_t));
             geometries.push_back(g);
             counts.push_back(count);
         }
@@ -327,10 +310,13 @@ class ScalableBloomFilter {
             throw FormatError("payload holds " + std::to_string(payload.remaining()) +
                               " bytes of bits but the slices need " + std::to_string(bits_bytes));
 
+        payload.zeros(padding(table_bytes), "padding after the slice table");
         ScalableBloomFilter filter(params, Empty{});
         filter.slices_.reserve(num_slices);
-        for (uint32_t i = 0; i < num_slices; ++i)
+        for (uint32_t i = 0; i < num_slices; ++i) {
             filter.slices_.push_back(Slice{BloomFilter::read_payload(geometries[i], payload), counts[i]});
+            payload.zeros(padding(filter.slices_.back().filter.payload_length()), "padding after a slice");
+        }
         payload.expect_end("payload");
         return filter;
     }
@@ -356,7 +342,7 @@ class ScalableBloomFilter {
     // The geometry of slice `index`, following a slice of geometry `last`.
     BloomGeometry next_geometry(const BloomGeometry& last, uint32_t index) const {
         try {
-            return bloom_geometry_at_most(params_.next_capacity(last.capacity),
+            return bloom_geometry_at_most(params_.layout, params_.next_capacity(last.capacity),
                                           params_.next_error_rate(last.error_rate), params_.seed);
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument("the filter cannot grow to slice " + std::to_string(index) + ": " + e.what() +

@@ -1,0 +1,71 @@
+// bloomkit._core sizing functions (cpp/include/bloomkit/sizing.hpp), for the
+// thin Python wrapper python/bloomkit/calc.py.
+#include <bloomkit/sizing.hpp>
+
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <tuple>
+
+namespace bloomkit_py {
+
+namespace py = pybind11;
+using bloomkit::Layout;
+
+void bind_sizing(py::module_& m) {
+    auto layout_of = [](const std::string& name) { return bloomkit::layout_from_name(name); };
+
+    m.def(
+        "layout_size",
+        [=](const std::string& layout, uint64_t capacity, double error_rate) {
+            const bloomkit::BloomSize s = bloomkit::layout_size(layout_of(layout), capacity, error_rate);
+            return std::make_tuple(s.num_bits, s.num_hashes, s.error_rate);
+        },
+        py::arg("layout"), py::arg("capacity"), py::arg("error_rate"),
+        "(num_bits, num_hashes, predicted error_rate) of a Bloom filter of `layout`.");
+    m.def(
+        "layout_false_positive_rate",
+        [=](const std::string& layout, double num_bits, double num_items, uint32_t num_hashes) {
+            return bloomkit::layout_false_positive_rate(layout_of(layout), num_bits, num_items, num_hashes);
+        },
+        py::arg("layout"), py::arg("num_bits"), py::arg("num_items"), py::arg("num_hashes"));
+    m.def("layout_block_bits", [=](const std::string& layout) { return bloomkit::layout_block_bits(layout_of(layout)); },
+          py::arg("layout"));
+    m.def("classic_capacity", &bloomkit::classic_capacity, py::arg("num_bits"), py::arg("error_rate"));
+    m.def(
+        "cuckoo_size",
+        [](uint64_t capacity, double error_rate, unsigned bucket_size, unsigned fingerprint_bits, bool auto_grow) {
+            const bloomkit::CuckooSize s =
+                bloomkit::cuckoo_size(capacity, error_rate, bucket_size, fingerprint_bits, auto_grow);
+            return std::make_tuple(s.num_buckets, s.fingerprint_bits, s.nbytes, s.error_rate);
+        },
+        py::arg("capacity"), py::arg("error_rate"), py::arg("bucket_size"), py::arg("fingerprint_bits"),
+        py::arg("auto_grow"),
+        "(num_buckets, fingerprint_bits, nbytes, bound); error_rate 0 = none, fingerprint_bits 0 = derive.");
+    m.def("cuckoo_num_buckets", &bloomkit::cuckoo_num_buckets, py::arg("capacity"), py::arg("bucket_size"));
+    m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate,
+          py::arg("fingerprint_bits"), py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
+
+    py::dict limits;
+    limits["max_hashes"] = bloomkit::kMaxHashes;
+    limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
+    limits["counter_widths"] = py::make_tuple(4, 8, 16);
+    limits["cuckoo_min_bucket_size"] = bloomkit::kCuckooMinBucketSize;
+    limits["cuckoo_max_bucket_size"] = bloomkit::kCuckooMaxBucketSize;
+    limits["cuckoo_max_buckets"] = bloomkit::kCuckooMaxBuckets;
+    limits["cuckoo_min_fingerprint_bits"] = bloomkit::kCuckooMinFingerprintBits;
+    limits["cuckoo_max_fingerprint_bits"] = bloomkit::kCuckooMaxFingerprintBits;
+    py::dict loads;
+    for (unsigned b = bloomkit::kCuckooMinBucketSize; b <= bloomkit::kCuckooMaxBucketSize; ++b) {
+        const bloomkit::CuckooLoad l = bloomkit::cuckoo_sizing_load(b);
+        loads[py::int_(b)] = py::make_tuple(l.load, l.spread);
+    }
+    limits["cuckoo_sizing_load"] = loads;
+    py::list layouts;
+    for (uint32_t i = 0; i < bloomkit::kNumLayouts; ++i) layouts.append(bloomkit::layout_name(static_cast<Layout>(i)));
+    limits["layouts"] = py::tuple(layouts);
+    m.attr("LIMITS") = limits;
+    m.attr("PORTABLE_BUILD") = bloomkit::platform::kPortable;
+}
+
+}  // namespace bloomkit_py

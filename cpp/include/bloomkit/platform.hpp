@@ -1,0 +1,132 @@
+// Compiler-specific primitives, in one place: 64x64 -> 128-bit multiply
+// (high half), popcount, count-trailing-zeros, byte swap and prefetch.
+//
+// Each has a GCC/Clang builtin, an MSVC intrinsic and a portable C++
+// fallback. Defining BLOOMKIT_PORTABLE before including any bloomkit header
+// forces the portable fallbacks everywhere, so they can be checked against
+// the builtins on any machine (tests/cpp/portable_check.cpp and
+// tests/test_layouts.py::test_portable_build_matches build the core both
+// ways and compare digests and positions).
+#pragma once
+
+#include <cstdint>
+
+#if !defined(BLOOMKIT_PORTABLE) && defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define BLOOMKIT_MSVC 1
+#endif
+
+#if !defined(BLOOMKIT_PORTABLE) && (defined(__GNUC__) || defined(__clang__))
+#define BLOOMKIT_GNU 1
+#endif
+
+namespace bloomkit {
+namespace platform {
+
+// floor(a * b / 2^64): the high 64 bits of the full 128-bit product.
+inline uint64_t mul_high64(uint64_t a, uint64_t b) {
+#if defined(BLOOMKIT_GNU) && defined(__SIZEOF_INT128__)
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+#elif defined(BLOOMKIT_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
+#if defined(_M_X64)
+    uint64_t high;
+    (void)_umul128(a, b, &high);
+    return high;
+#else
+    return __umulh(a, b);
+#endif
+#else
+    // Schoolbook multiplication on 32-bit limbs: a = a1 2^32 + a0, etc.
+    // The middle sum cannot overflow: (2^32-1)^2 + 2 (2^32-1) < 2^64.
+    const uint64_t a0 = a & 0xffffffffu, a1 = a >> 32;
+    const uint64_t b0 = b & 0xffffffffu, b1 = b >> 32;
+    const uint64_t p00 = a0 * b0;
+    const uint64_t p01 = a0 * b1;
+    const uint64_t p10 = a1 * b0;
+    const uint64_t p11 = a1 * b1;
+    const uint64_t middle = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+    return p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+#endif
+}
+
+inline uint32_t popcount64(uint64_t x) {
+#if defined(BLOOMKIT_GNU)
+    return static_cast<uint32_t>(__builtin_popcountll(x));
+#elif defined(BLOOMKIT_MSVC) && defined(_M_X64)
+    // __popcnt64 needs POPCNT (SSE4.2 era); every x86-64 MSVC target
+    // bloomkit supports has it only from Nehalem on, so check at run time.
+    static const bool has_popcnt = [] {
+        int info[4];
+        __cpuid(info, 1);
+        return (info[2] & (1 << 23)) != 0;
+    }();
+    if (has_popcnt) return static_cast<uint32_t>(__popcnt64(x));
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<uint32_t>((x * 0x0101010101010101ULL) >> 56);
+#else
+    // SWAR: sum bits in pairs, nibbles, bytes, then add the bytes with one
+    // multiply (Hacker's Delight, 5-2).
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return static_cast<uint32_t>((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+// Index of the lowest set bit; x must not be 0.
+inline uint32_t ctz64(uint64_t x) {
+#if defined(BLOOMKIT_GNU)
+    return static_cast<uint32_t>(__builtin_ctzll(x));
+#elif defined(BLOOMKIT_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long index;
+    _BitScanForward64(&index, x);
+    return static_cast<uint32_t>(index);
+#else
+    // popcount of the bits below the lowest set bit.
+    return popcount64((x & (0 - x)) - 1);
+#endif
+}
+
+inline uint64_t bswap64(uint64_t x) {
+#if defined(BLOOMKIT_GNU)
+    return __builtin_bswap64(x);
+#elif defined(BLOOMKIT_MSVC)
+    return _byteswap_uint64(x);
+#else
+    x = ((x & 0x00ff00ff00ff00ffULL) << 8) | ((x >> 8) & 0x00ff00ff00ff00ffULL);
+    x = ((x & 0x0000ffff0000ffffULL) << 16) | ((x >> 16) & 0x0000ffff0000ffffULL);
+    return (x << 32) | (x >> 32);
+#endif
+}
+
+// A hint that `address` will be read (or written, with prefetch_write) soon.
+inline void prefetch_read(const void* address) {
+#if defined(BLOOMKIT_GNU)
+    __builtin_prefetch(address, 0, 3);
+#elif defined(BLOOMKIT_MSVC) && (defined(_M_X64) || defined(_M_IX86))
+    _mm_prefetch(static_cast<const char*>(address), _MM_HINT_T0);
+#else
+    (void)address;
+#endif
+}
+
+inline void prefetch_write(const void* address) {
+#if defined(BLOOMKIT_GNU)
+    __builtin_prefetch(address, 1, 3);
+#else
+    prefetch_read(address);
+#endif
+}
+
+// Whether this build uses the portable fallbacks (reported by the bindings).
+constexpr bool kPortable =
+#if defined(BLOOMKIT_PORTABLE)
+    true;
+#else
+    false;
+#endif
+
+}  // namespace platform
+}  // namespace bloomkit

@@ -1,0 +1,436 @@
+// Sizing of every filter and every limit, in one place (python/bloomkit/calc.py
+// is a thin wrapper over these functions).
+//
+// Bloom filters, by layout (layouts.hpp):
+//
+// * classic: after n keys in m bits with k positions, an absent key tests
+//   positive with p = (1 - e^(-kn/m))^k (Bloom 1970; Broder & Mitzenmacher
+//   2004). For a target p: m = ceil(-n ln p / (ln 2)^2),
+//   k = max(1, round(m/n ln 2)) (round half to even, as Python's round()).
+// * blocked layouts (blocked512, split_block): a key's bits are all in one
+//   block of B bits, and blocks receive different numbers of keys. With
+//   n keys over N = m / B blocks, the number of keys j in the block an absent
+//   key lands in is ~ Poisson(lambda = n / N), and
+//       p = sum_j Poisson(j; lambda) * f(j)
+//   where f(j) is the false-positive rate of one block holding j keys
+//   (Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom
+//   Filters", 2007):
+//       split_block:  f(j) = (1 - (1 - 1/32)^j)^8   exactly: each of the 8
+//                     lanes gets exactly one of a key's bits, independently.
+//       blocked512:   f(j) = E[(X / 512)^k], X the number of set bits after
+//                     k j uniform throws into 512 bits. The usual shortcut
+//                     (1 - (1 - 1/512)^(kj))^k replaces X by its mean and is
+//                     ~3 % optimistic at 0.1 % (measured; Jensen), so X's
+//                     distribution is computed exactly by dynamic programming
+//                     over the throws (BlockOccupancy).
+//   The classic formula ignores the block-load variance altogether: a split
+//   block filter sized with it at 1 % measures about 1.1 %. The sizing picks
+//   the fewest blocks whose p meets the target (and, for blocked512, the k
+//   that needs the fewest blocks).
+//
+// Cuckoo filters: Fan et al., "Cuckoo Filter: Practically Better Than Bloom"
+// (CoNEXT 2014), section 4; see docs/cuckoo.md and the comments below.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "layouts.hpp"
+
+namespace bloomkit {
+
+// --- limits ---------------------------------------------------------------
+
+constexpr uint32_t kMaxHashes = 64;
+constexpr uint64_t kMaxCapacity = uint64_t(1) << 63;  // capacities are < 2^63
+// Counting filter counter widths: divisors of 64, so no counter straddles words.
+inline bool valid_counter_width(uint32_t width) { return width == 4 || width == 8 || width == 16; }
+constexpr uint32_t kDefaultCounterBits = 4;
+// Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
+constexpr unsigned kCuckooMinBucketSize = 2;
+constexpr unsigned kCuckooMaxBucketSize = 8;
+constexpr uint64_t kCuckooMaxBuckets = uint64_t(1) << 48;
+constexpr unsigned kCuckooMinFingerprintBits = 4;
+constexpr unsigned kCuckooMaxFingerprintBits = 32;
+
+namespace detail {
+// A double in %g notation with 6 significant digits (std::to_string prints
+// 1e-20 as "0.000000").
+inline std::string format_number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+}
+
+inline const double kLn2 = std::log(2.0);
+
+// sum_j Poisson(j; lambda) f(j), summed outwards from the mode until the
+// remaining terms cannot change the result (f is at most 1 and increasing).
+template <class F>
+double poisson_expectation(double lambda, F&& f) {
+    const double mode = std::floor(lambda);
+    const double log_lambda = std::log(lambda);
+    const double mode_pmf = std::exp(-lambda + mode * log_lambda - std::lgamma(mode + 1.0));
+    double total = mode_pmf * f(mode);
+    double pmf = mode_pmf;
+    for (double j = mode + 1.0;; j += 1.0) {
+        pmf *= lambda / j;
+        total += pmf * f(j);
+        if (pmf < 1e-17 * total || pmf < 1e-300) break;
+    }
+    pmf = mode_pmf;
+    for (double j = mode; j >= 1.0; j -= 1.0) {
+        pmf *= j / lambda;
+        const double term = pmf * f(j - 1.0);
+        total += term;
+        if (term < 1e-17 * total || pmf < 1e-300) break;
+    }
+    return total;
+}
+}  // namespace detail
+
+// --- Bloom filter rates ---------------------------------------------------
+
+// Classic prediction (1 - e^(-kn/m))^k.
+inline double classic_false_positive_rate(double num_bits, double num_items, uint32_t num_hashes) {
+    const double k = num_hashes;
+    return std::pow(-std::expm1(-k * num_items / num_bits), k);
+}
+
+// f(j) of a blocked512 filter with k hashes: E[(X/512)^k] after k j throws,
+// from the exact occupancy distribution P(X = x), advanced one throw at a
+// time (x -> x + 1 with probability (512 - x) / 512). Values are memoised
+// as j grows, so a Poisson sum costs one pass over the throws.
+class BlockOccupancy {
+  public:
+    static constexpr int kBits = 512;
+    explicit BlockOccupancy(uint32_t k) : k_(k), occupancy_(kBits + 1, 0.0), power_(kBits + 1, 0.0) {
+        occupancy_[0] = 1.0;
+        for (int x = 0; x <= kBits; ++x) power_[x] = std::pow(double(x) / kBits, double(k));
+        rate_.push_back(0.0);  // j = 0: an empty block never answers "present"
+    }
+
+    double operator()(double j_real) {
+        const size_t j = static_cast<size_t>(j_real);
+        while (rate_.size() <= j) advance_one_key();
+        return rate_[j];
+    }
+
+  private:
+    void advance_one_key() {
+        for (uint32_t t = 0; t < k_; ++t) {
+            const int top = std::min<uint64_t>(throws_, kBits - 1);
+            if (throws_ >= uint64_t(kBits) && occupancy_[kBits] > 1.0 - 1e-300) break;
+            for (int x = top; x >= 0; --x) {
+                const double p = occupancy_[x];
+                occupancy_[x + 1] += p * (double(kBits - x) / kBits);
+                occupancy_[x] = p * (double(x) / kBits);
+            }
+            ++throws_;
+        }
+        double rate = 0.0;
+        for (int x = 0; x <= kBits; ++x) rate += occupancy_[x] * power_[x];
+        rate_.push_back(std::min(1.0, rate));
+    }
+
+    uint32_t k_;
+    uint64_t throws_ = 0;
+    std::vector<double> occupancy_;
+    std::vector<double> power_;
+    std::vector<double> rate_;
+};
+
+// Predicted false-positive rate of a filter of `layout` with m bits and k
+// hashes after n distinct keys (see the top of this file). `occupancy`, when
+// given, is a BlockOccupancy for k to reuse across calls (blocked512).
+inline double layout_false_positive_rate(Layout layout, double num_bits, double num_items, uint32_t num_hashes,
+                                         BlockOccupancy* occupancy = nullptr) {
+    if (num_items <= 0.0) return 0.0;
+    const double blocks = num_bits / static_cast<double>(layout_block_bits(layout));
+    const double lambda = num_items / blocks;
+    switch (layout) {
+        case Layout::Blocked512: {
+            if (occupancy != nullptr) return detail::poisson_expectation(lambda, *occupancy);
+            BlockOccupancy local(num_hashes);
+            return detail::poisson_expectation(lambda, local);
+        }
+        case Layout::SplitBlock: {
+            const double log_clear = std::log1p(-1.0 / 32.0);
+            return detail::poisson_expectation(
+                lambda, [&](double j) { return std::pow(-std::expm1(j * log_clear), double(kSplitBlockHashes)); });
+        }
+        case Layout::Classic: break;
+    }
+    return classic_false_positive_rate(num_bits, num_items, num_hashes);
+}
+
+// --- Bloom filter sizing --------------------------------------------------
+
+struct BloomSize {
+    uint64_t num_bits;
+    uint32_t num_hashes;
+    double error_rate;  // predicted at capacity
+};
+
+inline void check_sizing_request(uint64_t capacity, double error_rate) {
+    if (capacity == 0 || capacity >= kMaxCapacity)
+        throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
+    if (!(error_rate > 0.0 && error_rate < 1.0))
+        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_number(error_rate));
+}
+
+inline uint32_t classic_optimal_hashes(uint64_t num_bits, uint64_t capacity) {
+    const double k = std::nearbyint(static_cast<double>(num_bits) / static_cast<double>(capacity) * detail::kLn2);
+    return k < 1.0 ? 1u : k > 1e9 ? 1000000000u : static_cast<uint32_t>(k);
+}
+
+inline void check_hash_count(uint32_t k, double error_rate) {
+    if (k > kMaxHashes)
+        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs " + std::to_string(k) +
+                                    " hash functions; at most " + std::to_string(kMaxHashes) + " are supported");
+}
+
+// The classic sizing, bit-identical to bloomkit's original Python formula.
+inline BloomSize classic_size(uint64_t capacity, double error_rate) {
+    check_sizing_request(capacity, error_rate);
+    const double n = static_cast<double>(capacity);
+    const double bits = std::ceil(-n * std::log(error_rate) / (detail::kLn2 * detail::kLn2));
+    const uint64_t num_bits = bits < 1.0 ? 1 : static_cast<uint64_t>(bits);
+    const uint32_t k = classic_optimal_hashes(num_bits, capacity);
+    check_hash_count(k, error_rate);
+    return {num_bits, k, classic_false_positive_rate(static_cast<double>(num_bits), n, k)};
+}
+
+// The fewest blocks of `layout` (with k hashes) meeting `error_rate` at
+// `capacity` keys: an exponential then binary search on a monotone rate.
+inline uint64_t blocks_needed(Layout layout, uint64_t capacity, double error_rate, uint32_t k) {
+    const double n = static_cast<double>(capacity);
+    const double block_bits = static_cast<double>(layout_block_bits(layout));
+    BlockOccupancy occupancy(k);
+    auto fits = [&](uint64_t blocks) {
+        return layout_false_positive_rate(layout, static_cast<double>(blocks) * block_bits, n, k, &occupancy) <=
+               error_rate;
+    };
+    const uint64_t max_blocks = (uint64_t(1) << 62) / layout_block_bits(layout);
+    // Start from the classic optimum -n ln p / (ln 2)^2 (a blocked layout
+    // never needs fewer bits).
+    const double classic_bits = -n * std::log(error_rate) / (detail::kLn2 * detail::kLn2);
+    uint64_t high = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::min(classic_bits / block_bits, static_cast<double>(max_blocks))));
+    while (!fits(high)) {
+        if (high >= max_blocks)
+            throw std::invalid_argument("a " + std::string(layout_name(layout)) + " filter of " +
+                                        std::to_string(capacity) + " keys at error_rate " +
+                                        detail::format_number(error_rate) + " needs more than 2**62 bits");
+        high = std::min(max_blocks, high * 2);
+    }
+    uint64_t low = high / 2;  // does not fit, or 0
+    while (low > 0 && fits(low)) low /= 2;
+    while (high - low > 1) {  // invariant: !fits(low) (or low == 0), fits(high)
+        const uint64_t middle = low + (high - low) / 2;
+        if (fits(middle))
+            high = middle;
+        else
+            low = middle;
+    }
+    return high;
+}
+
+// Sizing for a layout. Classic keeps its historical formula (files and
+// tests pin it); blocked layouts are sized with the Poisson model so that
+// the predicted rate at capacity is at most the request.
+inline BloomSize layout_size(Layout layout, uint64_t capacity, double error_rate) {
+    if (layout == Layout::Classic) return classic_size(capacity, error_rate);
+    check_sizing_request(capacity, error_rate);
+    const double n = static_cast<double>(capacity);
+    const uint64_t block_bits = layout_block_bits(layout);
+    uint32_t best_k = kSplitBlockHashes;
+    uint64_t best_blocks = 0;
+    if (layout == Layout::SplitBlock) {
+        best_blocks = blocks_needed(layout, capacity, error_rate, kSplitBlockHashes);
+    } else {
+        // Blocked512's best k sits a little below the classic optimum
+        // log2(1/p) (fuller blocks want fewer bits per key): 6 at 1 %, 9 at
+        // 0.1 %, 12 at 0.01 %; search just below it.
+        const int center = static_cast<int>(std::ceil(std::log2(1.0 / error_rate)));
+        for (int k = std::max(1, center - 3); k <= std::min<int>(kMaxHashes, center); ++k) {
+            const uint64_t blocks = blocks_needed(layout, capacity, error_rate, static_cast<uint32_t>(k));
+            if (best_blocks == 0 || blocks < best_blocks) {
+                best_blocks = blocks;
+                best_k = static_cast<uint32_t>(k);
+            }
+        }
+    }
+    const uint64_t num_bits = best_blocks * block_bits;
+    return {num_bits, best_k, layout_false_positive_rate(layout, static_cast<double>(num_bits), n, best_k)};
+}
+
+// The smallest classic geometry whose predicted rate at `capacity` keys is at
+// most `error_rate` with an integer k (the scalable filter's slices need a
+// guaranteed bound, which the historical formula misses by rounding k).
+// For a fixed k the rate equals p exactly at m = -k n / ln(1 - p^(1/k)); the
+// best k is next to log2(1/p); both neighbours are tried and the smaller m
+// wins. Blocked layouts already size to "at most".
+inline BloomSize layout_size_at_most(Layout layout, uint64_t capacity, double error_rate) {
+    if (layout != Layout::Classic) return layout_size(layout, capacity, error_rate);
+    check_sizing_request(capacity, error_rate);
+    const double n = static_cast<double>(capacity);
+    const double best_k = std::log2(1.0 / error_rate);
+    if (best_k > kMaxHashes + 0.5)
+        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs about " +
+                                    std::to_string(static_cast<int>(best_k)) + " hash functions; at most " +
+                                    std::to_string(kMaxHashes) + " are supported");
+    double best_bits = 0.0;
+    uint32_t chosen_k = 0;
+    for (double candidate : {std::floor(best_k), std::ceil(best_k)}) {
+        const uint32_t k = static_cast<uint32_t>(std::min<double>(std::max(candidate, 1.0), kMaxHashes));
+        const double kd = k;
+        const double bits = std::ceil(-kd * n / std::log1p(-std::pow(error_rate, 1.0 / kd)));
+        if (chosen_k == 0 || bits < best_bits) {
+            best_bits = bits;
+            chosen_k = k;
+        }
+    }
+    // Rounding in pow/log can leave the rate a hair (relative ~1e-15) above
+    // p: add bits until the prediction is at or below it (a step or two).
+    while (classic_false_positive_rate(best_bits, n, chosen_k) > error_rate)
+        best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + 1e-13)));
+    if (!(best_bits < 9.2e18))
+        throw std::invalid_argument("a slice of " + std::to_string(capacity) + " keys at error_rate " +
+                                    detail::format_number(error_rate) + " needs more than 2**63 bits");
+    return {static_cast<uint64_t>(best_bits), chosen_k, classic_false_positive_rate(best_bits, n, chosen_k)};
+}
+
+// The most keys a classic filter of `num_bits` holds at or below
+// `error_rate` with the optimal integer k for each count (0 if not one).
+inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
+    const double m = static_cast<double>(num_bits);
+    auto fits = [&](uint64_t items) {
+        return classic_false_positive_rate(m, static_cast<double>(items), classic_optimal_hashes(num_bits, items)) <=
+               error_rate;
+    };
+    uint64_t n = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 /
+                                                                         -std::log(error_rate))));
+    while (n > 0 && !fits(n)) --n;
+    while (fits(n + 1)) ++n;
+    return n;
+}
+
+// --- cuckoo filter sizing -------------------------------------------------
+
+// The load factor planned for a table of m buckets of b slots is
+// L_b - s_b / sqrt(m). L_b sits a little under the highest load the
+// 500-kick walk reaches before its first failure in large tables (paper,
+// Table 2: ~84 % at b=2, ~95 % at b=4, ~98 % at b=8); the s_b / sqrt(m) term
+// covers the wider spread of small tables. Both were fitted to the 0.1 %
+// quantile of the first-failure load measured over thousands of seeds per
+// (b, m) (docs/cuckoo.md), so `capacity` keys fit on practically every seed.
+struct CuckooLoad {
+    double load;
+    double spread;
+};
+inline CuckooLoad cuckoo_sizing_load(unsigned bucket_size) {
+    static const CuckooLoad table[] = {{0.83, 2.0}, {0.90, 1.5},  {0.93, 1.0},  {0.95, 0.8},
+                                       {0.955, 0.8}, {0.96, 0.7}, {0.965, 0.6}};
+    if (bucket_size < kCuckooMinBucketSize || bucket_size > kCuckooMaxBucketSize)
+        throw std::invalid_argument("bucket_size must be in [2, 8], got " + std::to_string(bucket_size));
+    return table[bucket_size - kCuckooMinBucketSize];
+}
+
+// Buckets for `capacity` keys: the least m with m b (L - s / sqrt(m)) >= n,
+// i.e. with x = sqrt(m): x = (s + sqrt(s^2 + 4 L n / b)) / (2 L), m = ceil(x^2);
+// rounded up to even, the even-bucket rule CuckooTable::alternate relies on
+// (with even m no fingerprint has a bucket that is its own alternate).
+inline uint64_t cuckoo_num_buckets(uint64_t capacity, unsigned bucket_size) {
+    const CuckooLoad l = cuckoo_sizing_load(bucket_size);
+    const double n = static_cast<double>(capacity);
+    const double x = (l.spread + std::sqrt(l.spread * l.spread + 4.0 * l.load * n / bucket_size)) / (2.0 * l.load);
+    const double buckets = std::ceil(x * x);
+    if (!(buckets < 1.8e19)) throw std::invalid_argument("capacity " + std::to_string(capacity) + " is too large");
+    const uint64_t m = static_cast<uint64_t>(buckets);
+    return m + (m & 1);
+}
+
+// One stage's bound: an absent key is compared with 2 b alpha stored
+// fingerprints; at stage s each matches with probability 1/((2^f - 1) 2^s):
+//     1 - (1 - 1/((2^f - 1) 2^s))^(2 b alpha)
+inline double cuckoo_stage_false_positive_rate(unsigned fingerprint_bits, unsigned stage, unsigned bucket_size,
+                                               double load_factor) {
+    if (!(load_factor >= 0.0 && load_factor <= 1.0))
+        throw std::invalid_argument("load_factor must be in [0, 1], got " + detail::format_number(load_factor));
+    const double match = 1.0 / ((std::exp2(double(fingerprint_bits)) - 1.0) * std::exp2(double(stage)));
+    return -std::expm1(2.0 * bucket_size * load_factor * std::log1p(-match));
+}
+
+// The bound of a full filter: one stage, or (auto_grow) every stage it can
+// ever open (stage s has f + s bits, up to 32), summed.
+inline double cuckoo_bound(unsigned fingerprint_bits, unsigned bucket_size, bool auto_grow) {
+    if (!auto_grow) return cuckoo_stage_false_positive_rate(fingerprint_bits, 0, bucket_size, 1.0);
+    double total = 0.0;
+    for (unsigned s = 0; s + fingerprint_bits <= kCuckooMaxFingerprintBits; ++s)
+        total += cuckoo_stage_false_positive_rate(fingerprint_bits, s, bucket_size, 1.0);
+    return total;
+}
+
+struct CuckooSize {
+    uint64_t num_buckets;
+    unsigned fingerprint_bits;
+    uint64_t nbytes;
+    double error_rate;  // the bound these parameters guarantee
+};
+
+// f = ceil(log2(2 b / p)) (paper, eq. 6), raised while the exact bound still
+// exceeds p. fingerprint_bits = 0 means "derive from error_rate"; error_rate
+// <= 0 means "none given" (then fingerprint_bits must be given).
+inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned bucket_size, unsigned fingerprint_bits,
+                              bool auto_grow) {
+    if (capacity == 0 || capacity >= kMaxCapacity)
+        throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
+    (void)cuckoo_sizing_load(bucket_size);  // validates bucket_size
+    const bool has_rate = error_rate > 0.0;
+    if (has_rate && !(error_rate < 1.0))
+        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_number(error_rate));
+    unsigned f = fingerprint_bits;
+    if (f != 0) {
+        if (f < kCuckooMinFingerprintBits || f > kCuckooMaxFingerprintBits)
+            throw std::invalid_argument("fingerprint_bits must be in [4, 32], got " + std::to_string(f));
+        if (has_rate) {
+            const double bound = cuckoo_bound(f, bucket_size, auto_grow);
+            if (bound > error_rate) {
+                const unsigned needed = cuckoo_size(capacity, error_rate, bucket_size, 0, auto_grow).fingerprint_bits;
+                char text[64];
+                std::snprintf(text, sizeof text, "%.3g", bound);
+                throw std::invalid_argument("fingerprint_bits=" + std::to_string(f) +
+                                            " bounds the false-positive rate by " + text + ", above error_rate=" +
+                                            detail::format_number(error_rate) + "; use at least " +
+                                            std::to_string(needed) + " bits or omit one of the two");
+            }
+        }
+    } else {
+        if (!has_rate) throw std::invalid_argument("cuckoo sizing needs error_rate or fingerprint_bits");
+        f = std::max<unsigned>(kCuckooMinFingerprintBits,
+                               static_cast<unsigned>(std::ceil(std::log2(2.0 * bucket_size / error_rate))));
+        while (f <= kCuckooMaxFingerprintBits && cuckoo_bound(f, bucket_size, auto_grow) > error_rate) ++f;
+        if (f > kCuckooMaxFingerprintBits) {
+            char text[64];
+            std::snprintf(text, sizeof text, "%.3g", cuckoo_bound(kCuckooMaxFingerprintBits, bucket_size, auto_grow));
+            throw std::invalid_argument("error_rate=" + detail::format_number(error_rate) +
+                                        " needs fingerprints wider than 32 bits with bucket_size=" +
+                                        std::to_string(bucket_size) + (auto_grow ? " and auto_grow" : "") +
+                                        "; the lowest supported rate is " + text);
+        }
+    }
+    const uint64_t num_buckets = cuckoo_num_buckets(capacity, bucket_size);
+    if (num_buckets > kCuckooMaxBuckets)
+        throw std::invalid_argument("capacity " + std::to_string(capacity) + " needs " + std::to_string(num_buckets) +
+                                    " buckets; at most 2**48 are supported");
+    const uint64_t bits = num_buckets * bucket_size * f;  // < 2^48 * 8 * 32 = 2^56
+    return {num_buckets, f, (bits + 7) / 8, cuckoo_bound(f, bucket_size, auto_grow)};
+}
+
+}  // namespace bloomkit

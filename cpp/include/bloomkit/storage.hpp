@@ -1,0 +1,141 @@
+// Word storage for bit arrays: 64-bit words, 64-byte aligned, either owned
+// (allocated here) or borrowed (memory someone else owns, e.g. a mapped
+// file, kept alive by an opaque handle).
+//
+// Why aligned: a blocked layout touches one 64-byte block per key, and a
+// block that straddled two cache lines would cost two misses. Why huge
+// pages: a random access into an array of many MB misses the TLB as well
+// as the cache; with 2 MiB pages the page walk mostly hits (measured on
+// this machine: ~22 -> ~13 ns per random access at 1 GB). Arrays of at
+// least kHugePageThreshold bytes are therefore aligned to 2 MiB and
+// advised MADV_HUGEPAGE (Linux only) before their pages are first touched.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
+
+namespace bloomkit {
+
+constexpr size_t kCacheLine = 64;
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kHugePageThreshold = size_t(4) << 20;
+
+namespace detail {
+
+inline void* aligned_allocate(size_t bytes, size_t alignment) {
+    if (bytes == 0) bytes = alignment;
+#if defined(_WIN32)
+    void* p = _aligned_malloc(bytes, alignment);
+#else
+    void* p = nullptr;
+    if (posix_memalign(&p, alignment, bytes) != 0) p = nullptr;
+#endif
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+inline void aligned_free(void* p) {
+#if defined(_WIN32)
+    _aligned_free(p);
+#else
+    std::free(p);
+#endif
+}
+
+struct AlignedFree {
+    void operator()(uint64_t* p) const { aligned_free(p); }
+};
+
+}  // namespace detail
+
+class WordStorage {
+  public:
+    WordStorage() = default;
+
+    // `num_words` zeroed words, owned.
+    explicit WordStorage(uint64_t num_words) : size_(num_words) {
+        if (num_words > (uint64_t(1) << 60)) throw std::bad_alloc();
+        const size_t bytes = static_cast<size_t>(num_words * sizeof(uint64_t));
+        const size_t alignment = bytes >= kHugePageThreshold ? kHugePage : kCacheLine;
+        // Round up to the alignment so the whole allocation is made of
+        // whole lines (or huge pages).
+        const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+        owned_.reset(static_cast<uint64_t*>(detail::aligned_allocate(rounded, alignment)));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        // Advice only: failure (no THP in this kernel) changes nothing.
+        if (bytes >= kHugePageThreshold) (void)madvise(owned_.get(), rounded, MADV_HUGEPAGE);
+#endif
+        std::memset(owned_.get(), 0, rounded);
+        data_ = owned_.get();
+    }
+
+    // A view of `num_words` words at `words` that this object does not own;
+    // `keep_alive` (may be null) is held for as long as the view exists.
+    static WordStorage borrow(uint64_t* words, uint64_t num_words, std::shared_ptr<void> keep_alive) {
+        WordStorage s;
+        s.data_ = words;
+        s.size_ = num_words;
+        s.keep_alive_ = std::move(keep_alive);
+        return s;
+    }
+
+    // Copies are always owned (a copy of a mapped filter is an ordinary one).
+    WordStorage(const WordStorage& other) : WordStorage(other.size_) {
+        if (size_ != 0) std::memcpy(data_, other.data_, static_cast<size_t>(size_ * sizeof(uint64_t)));
+    }
+    WordStorage& operator=(const WordStorage& other) {
+        if (this != &other) *this = WordStorage(other);
+        return *this;
+    }
+    WordStorage(WordStorage&& other) noexcept { swap(other); }
+    WordStorage& operator=(WordStorage&& other) noexcept {
+        WordStorage(std::move(other)).swap(*this);
+        return *this;
+    }
+
+    uint64_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const uint64_t& back() const { return data_[size_ - 1]; }
+    uint64_t* data() { return data_; }
+    const uint64_t* data() const { return data_; }
+    bool owned() const { return data_ == nullptr || owned_ != nullptr; }
+    uint64_t* begin() { return data_; }
+    uint64_t* end() { return data_ + size_; }
+    const uint64_t* begin() const { return data_; }
+    const uint64_t* end() const { return data_ + size_; }
+    uint64_t& operator[](uint64_t i) { return data_[i]; }
+    const uint64_t& operator[](uint64_t i) const { return data_[i]; }
+
+    bool operator==(const WordStorage& other) const {
+        return size_ == other.size_ &&
+               (size_ == 0 || std::memcmp(data_, other.data_, static_cast<size_t>(size_ * sizeof(uint64_t))) == 0);
+    }
+
+  private:
+    void swap(WordStorage& other) noexcept {
+        std::swap(data_, other.data_);
+        std::swap(size_, other.size_);
+        std::swap(owned_, other.owned_);
+        std::swap(keep_alive_, other.keep_alive_);
+    }
+
+    uint64_t* data_ = nullptr;
+    uint64_t size_ = 0;
+    std::unique_ptr<uint64_t, detail::AlignedFree> owned_;
+    std::shared_ptr<void> keep_alive_;
+};
+
+}  // namespace bloomkit
