@@ -6,10 +6,9 @@ import re
 import subprocess
 import sys
 
+import bloomkit
 import numpy as np
 import pytest
-
-import bloomkit
 
 
 def test_bloom_capacity_beyond_2_63_bits_is_a_value_error():

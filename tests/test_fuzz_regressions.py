@@ -12,13 +12,12 @@ import pickle
 import sys
 from pathlib import Path
 
-import pytest
-
 import bloomkit
+import pytest
 
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 sys.path.insert(0, str(FUZZ))
-import make_corpus  # noqa: E402
+import make_corpus
 
 REGRESSIONS = sorted((FUZZ / "regressions").glob("*"))
 

@@ -15,9 +15,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import bloomkit
+import pytest
 from support import make_frame, split_frame
 
 U64_MAX = 2**64 - 1

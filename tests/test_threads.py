@@ -1,30 +1,9 @@
 """Batches release the GIL; concurrent use of one filter must still lose nothing."""
 
-import threading
 
 import numpy as np
-
 from bloomkit import BloomFilter
-
-
-def run_threads(targets):
-    errors = []
-
-    def wrap(target):
-        def run():
-            try:
-                target()
-            except BaseException as exc:  # surfaced below
-                errors.append(exc)
-
-        return run
-
-    threads = [threading.Thread(target=wrap(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+from support import run_threads
 
 
 def test_concurrent_batch_and_scalar_inserts_lose_nothing():
