@@ -227,26 +227,3 @@ def fuzz_corruptions(blob: bytes, loader: str, trials: int = 3000, seed: int = 1
     )
     assert result.returncode == 0, f"fuzzing crashed or accepted corrupt data: rc={result.returncode}\n{result.stdout}\n{result.stderr}"
     return result.stdout
-
-
-def run_threads(targets) -> None:
-    """Run each callable in its own thread; re-raise (as an assertion) anything one of them raised."""
-    import threading
-
-    errors = []
-
-    def wrap(target):
-        def run():
-            try:
-                target()
-            except BaseException as exc:  # surfaced below
-                errors.append(exc)
-
-        return run
-
-    threads = [threading.Thread(target=wrap(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
