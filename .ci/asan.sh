@@ -16,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python="${PYTHON:-python3}"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 target="$(mktemp -d)"
 trap 'rm -rf "$target"' EXIT
 "$python" -m pip install -q --no-deps --target "$target/site" \

@@ -18,6 +18,7 @@
 #include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/scalable_bloom.hpp>
+#include <bloomkit/spark_sketch.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +63,21 @@ void try_load(const uint8_t* data, size_t size) {
     }
 }
 
+// Spark's BloomFilter serialisation (bloomkit.SparkBloomFilter): a loader of
+// its own, for anything that is not a bloomkit frame.
+void try_spark(const uint8_t* data, size_t size) {
+    try {
+        spark::SparkBloomFilter filter = spark::SparkBloomFilter::deserialize(data, size);
+        const std::vector<uint8_t> again = filter.serialize();
+        if (again.size() != size || std::memcmp(again.data(), data, size) != 0) {
+            std::fprintf(stderr, "accepted Spark filter does not re-serialise to itself\n");
+            std::abort();
+        }
+        for (int64_t i = 0; i < 64; ++i) filter.add(spark::hash_pair_long(i, 0));
+    } catch (const FormatError&) {
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -69,6 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         type = peek_type(data, size);
     } catch (const FormatError&) {
+        try_spark(data, size);
         return 0;
     }
     switch (type) {

@@ -43,6 +43,13 @@ def seed_filters() -> dict:
     except bloomkit.FilterFullError:
         pass
     filters["cuckoo-victim"] = full
+    from bloomkit.spark_sketch import SparkBloomFilter
+
+    for version in (1, 2):
+        spark = SparkBloomFilter(50, 0.05, version=version)
+        for i in range(30):
+            spark.add(i)
+        filters[f"spark-v{version}"] = spark
     return filters
 
 
@@ -50,7 +57,12 @@ def main(directory: str) -> None:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     for name, filter_ in seed_filters().items():
-        (out / f"{name}.bkf").write_bytes(filter_.to_bytes())
+        (out / f"{name}.bkf").write_bytes(frame_of(filter_))
+
+
+def frame_of(filter_) -> bytes:
+    """The bytes a loader reads back: Spark's own format for Spark filters, else a bloomkit frame."""
+    return filter_.to_spark_bytes() if hasattr(filter_, "to_spark_bytes") else filter_.to_bytes()
 
 
 if __name__ == "__main__":

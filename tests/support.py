@@ -8,10 +8,75 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
+import bloomkit
+
 REQUIRE_INTEGRATION = os.environ.get("BLOOMKIT_REQUIRE_INTEGRATION") == "1"
+
+
+@dataclass(frozen=True)
+class FilterType:
+    """One row of the filter table: how tests/test_contract.py builds and probes a type.
+
+    ``make(capacity, error_rate, seed)`` returns an empty filter that holds
+    ``capacity`` distinct keys at (or below) ``error_rate`` without failing.
+    """
+
+    name: str
+    cls: type
+    make: Callable[[int, float, int], Any]
+    removes: bool  # remove / discard / count / remove_many (all or nothing)
+    exact_len: bool  # len() counts insertions exactly (else it is an estimate)
+    order_free: bool  # the same keys in any order give byte-equal filters
+    merges: bool  # `|` / union with a compatible filter of the same type
+
+
+# The contract suite runs every row. A new filter type is one more row here
+# plus a tests/test_<type>.py for what only it does (CONTRIBUTING.md).
+FILTER_TYPES = [
+    FilterType(
+        "bloom",
+        bloomkit.BloomFilter,
+        lambda n, p, seed: bloomkit.BloomFilter(n, p, seed=seed),
+        removes=False,
+        exact_len=False,
+        order_free=True,
+        merges=True,
+    ),
+    FilterType(
+        "counting",
+        bloomkit.CountingBloomFilter,
+        lambda n, p, seed: bloomkit.CountingBloomFilter(n, p, seed=seed, counter_bits=8),
+        removes=True,
+        exact_len=False,
+        order_free=True,
+        merges=True,
+    ),
+    FilterType(
+        # A small first slice, so every contract check also covers a grown chain.
+        "scalable",
+        bloomkit.ScalableBloomFilter,
+        lambda n, p, seed: bloomkit.ScalableBloomFilter(max(1, n // 16), p, seed=seed),
+        removes=False,
+        exact_len=False,
+        order_free=False,
+        merges=False,
+    ),
+    FilterType(
+        "cuckoo",
+        bloomkit.CuckooFilter,
+        lambda n, p, seed: bloomkit.CuckooFilter(n, p, seed=seed),
+        removes=True,
+        exact_len=True,
+        order_free=False,
+        merges=False,
+    ),
+]
 
 
 def fpr_upper_bound(error_rate: float, probes: int) -> float:
@@ -25,6 +90,27 @@ def fpr_upper_bound(error_rate: float, probes: int) -> float:
     """
     sigma = math.sqrt(error_rate * (1.0 - error_rate) / probes)
     return 1.1 * error_rate + 5.0 * sigma
+
+
+def run_threads(targets) -> None:
+    """Run each callable in its own thread; re-raise (as an assertion) anything one of them raised."""
+    errors = []
+
+    def wrap(target):
+        def run():
+            try:
+                target()
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        return run
+
+    threads = [threading.Thread(target=wrap(t)) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
 
 
 def random_strings(count: int, seed: int, length: int = 16) -> list:

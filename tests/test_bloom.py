@@ -1,13 +1,11 @@
-"""BloomFilter behaviour: the common API and its Bloom specifics."""
-
-import copy
-import pickle
+"""BloomFilter specifics; the behaviour every filter shares is in tests/test_contract.py."""
 
 import numpy as np
 import pytest
 
 import bloomkit
 from bloomkit import BloomFilter
+from support import run_threads
 
 
 def test_add_is_test_and_set():
@@ -42,36 +40,6 @@ def test_fill_ratio_estimated_fpr_and_len():
     assert 0 < f.fill_ratio < 1
     assert f.estimated_fpr() == pytest.approx(f.fill_ratio**f.num_hashes)
     assert abs(len(f) - 5000) < 150
-
-
-def test_copy_is_independent_and_clear_empties():
-    f = BloomFilter(1000, 0.01)
-    f.update(["a", "b"])
-    g = f.copy()
-    assert g == f and g is not f and type(g) is BloomFilter
-    g.add("c")
-    assert g != f and "c" not in f
-    g.clear()
-    assert g.fill_ratio == 0.0 and "a" not in g and len(g) == 0
-    assert g == BloomFilter(1000, 0.01)
-
-
-def test_equality_needs_same_type_parameters_and_bits():
-    f = BloomFilter(1000, 0.01)
-    assert f == BloomFilter(1000, 0.01)
-    assert f != BloomFilter(1000, 0.01, seed=1)
-    assert f != BloomFilter(1001, 0.01)
-    assert (f == "not a filter") is False
-    with pytest.raises(TypeError):
-        hash(f)
-
-
-def test_pickle_and_deepcopy_round_trip():
-    f = BloomFilter(1000, 0.01, seed=77)
-    f.update([f"k{i}" for i in range(300)])
-    for clone in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), copy.copy(f)):
-        assert clone == f and type(clone) is BloomFilter
-        assert clone.to_bytes() == f.to_bytes()
 
 
 def test_from_params():
@@ -214,3 +182,22 @@ def test_an_instance_whose_init_never_ran_raises_instead_of_crashing():
     for operation in (lambda: "a" in hollow, lambda: hollow.add("a"), lambda: hollow.contains("a")):
         with pytest.raises(TypeError, match="not initialised"):
             operation()
+
+
+def test_union_while_another_thread_inserts():
+    a = BloomFilter(500_000, 0.01)
+    b = BloomFilter(500_000, 0.01)
+    b.update(np.arange(100_000, dtype=np.int64))
+    keys = np.arange(100_000, 400_000, dtype=np.int64)
+
+    def writer():
+        for j in range(0, len(keys), 5000):
+            a.update(keys[j : j + 5000])
+
+    def unioner():
+        for _ in range(50):
+            a.__ior__(b)
+
+    run_threads([writer, unioner])
+    assert a.contains_many(keys).all()
+    assert a.contains_many(np.arange(100_000, dtype=np.int64)).all()

@@ -10,14 +10,14 @@ serialised snapshots that always load.
 from __future__ import annotations
 
 import pickle
-import threading
 
 import numpy as np
 import pytest
 
 import bloomkit
+from support import FILTER_TYPES, run_threads
 
-ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
+ALL_TYPES = [row.cls for row in FILTER_TYPES]
 
 
 def make(cls):
@@ -26,26 +26,6 @@ def make(cls):
     if cls is bloomkit.CuckooFilter:
         return cls(300_000, 0.01, auto_grow=True)
     return cls(300_000, 0.01)
-
-
-def run_threads(targets):
-    errors = []
-
-    def wrap(target):
-        def run():
-            try:
-                target()
-            except BaseException as exc:  # surfaced below
-                errors.append(exc)
-
-        return run
-
-    threads = [threading.Thread(target=wrap(t)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
@@ -103,7 +83,7 @@ def test_bloom_and_counting_results_equal_a_sequential_build():
     for cls in (bloomkit.BloomFilter, bloomkit.CountingBloomFilter):
         f = cls(200_000, 0.01)
         chunks = [np.arange(i * 30_000, (i + 1) * 30_000, dtype=np.int64) for i in range(4)]
-        run_threads([lambda c=c: [f.update(c[j : j + 3_000]) for j in range(0, len(c), 3_000)] for c in chunks])
+        run_threads([lambda c=c, f=f: [f.update(c[j : j + 3_000]) for j in range(0, len(c), 3_000)] for c in chunks])
         reference = cls(200_000, 0.01)
         for chunk in chunks:
             reference.update(chunk)

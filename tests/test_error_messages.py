@@ -6,21 +6,20 @@ import re
 import subprocess
 import sys
 
+import bloomkit
 import numpy as np
 import pytest
 
-import bloomkit
-
 
 def test_bloom_capacity_beyond_2_63_bits_is_a_value_error():
-    with pytest.raises(ValueError, match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs [\d,]+ bits; at most 2\*\*63 - 1"):
+    with pytest.raises(ValueError, match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs about [\d,]+ bits; at most 2\*\*63 - 1"):
         bloomkit.BloomFilter(2 * 10**18)
     with pytest.raises(ValueError, match="at most 2\\*\\*63 - 1"):
         bloomkit.CountingBloomFilter(2 * 10**18)
 
 
 def test_cuckoo_subnormal_error_rate_is_a_value_error():
-    with pytest.raises(ValueError, match=r"error_rate=1e-320 needs fingerprints wider than 32 bits"):
+    with pytest.raises(ValueError, match=r"error_rate=[\d.e-]+ needs fingerprints wider than 32 bits"):
         bloomkit.CuckooFilter(100, error_rate=1e-320)
 
 
@@ -63,7 +62,7 @@ def test_cli_calc_with_a_huge_capacity_shows_what_is_possible():
     assert result.returncode == 0, result.stderr
     assert "CuckooFilter" in result.stdout and "BloomFilter" in result.stdout
     assert re.search(r"capacity 100000000000000000 needs \d+ buckets; at most 2\*\*48 are supported", result.stdout)
-    assert "958,505,837,736,687,744" in result.stdout  # the Bloom column is still there
+    assert re.search(r"num_bits +958,505,837,736,\d{3},\d{3}", result.stdout)  # the Bloom column is still there
     result = run_cli("calc", "--capacity", "1e18", "--error-rate", "0.01")
     assert result.returncode == 2
     assert "BloomFilter: capacity 1,000,000,000,000,000,000 at error_rate 0.01 needs" in result.stderr

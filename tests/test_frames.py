@@ -175,6 +175,53 @@ def test_arrow_capsule_inputs():
     assert np.array_equal(bloomkit.dedup_mask(ints, error_rate=EXACT), ~pd.Series(np.arange(300) % 70).duplicated().to_numpy())
 
 
+def test_string_view_arrays_are_read_in_place():
+    values = ["short", "exactly12byt", "a string longer than twelve bytes", "", "é" * 20] * 50
+    view = pa.array(values, pa.string_view())
+    batch = _batch_of(view)
+    assert isinstance(batch, _core.ViewBatch) and len(batch) == len(values)
+    f = bloomkit.BloomFilter(1000, 1e-9)
+    assert np.array_equal(~f.add_many(view), ~pd.Series(values).duplicated().to_numpy())
+    reference = bloomkit.BloomFilter(1000, 1e-9)
+    reference.update(values)
+    assert f.to_bytes() == reference.to_bytes()
+    assert f.contains_many(view.slice(3, 7)).all() and f.contains_many(pa.array(values, pa.binary_view())).all()
+    series = pl.Series(values)
+    assert isinstance(_batch_of(series), _core.ViewBatch)
+    # A view pointing outside its buffers is refused before any use.
+    views = np.frombuffer(view.buffers()[1], dtype=np.uint8).copy()
+    views[2 * 16 + 12 : 2 * 16 + 16] = np.frombuffer(np.int32(10**6).tobytes(), np.uint8)  # offset of key 2
+    data = [np.frombuffer(b, np.uint8) for b in view.buffers()[2:]]
+    with pytest.raises(ValueError, match="view 2 points outside its data buffers"):
+        _core.ViewBatch(views, data)
+
+
+def test_view_batch_holds_its_buffers_and_checks_views_at_use():
+    values = ["a string longer than twelve bytes", "tiny"] * 10
+    view = pa.array(values, pa.string_view())
+    views = bytearray(np.frombuffer(view.buffers()[1], np.uint8).tobytes())
+    data = [bytearray(np.frombuffer(b, np.uint8).tobytes()) for b in view.buffers()[2:]]
+    batch = _core.ViewBatch(views, data)
+    with pytest.raises(BufferError):
+        views.extend(b"x" * 4096)  # the batch holds the export: no resize under it
+    with pytest.raises(BufferError):
+        data[0].clear()
+    f = bloomkit.BloomFilter(100, 1e-9)
+    f.update(batch)
+    assert f.contains_many(values).all()
+    views[12:16] = np.int32(10**6).tobytes()  # key 0's offset, changed after validation
+    f.update(batch)  # no out-of-bounds read: that view hashes as the empty key
+    assert b"" in f
+    del batch
+    views.extend(b"x")  # released with the batch
+
+
+def _batch_of(keys):
+    from bloomkit import _batch
+
+    return _batch.single_batch(keys)
+
+
 def test_polars_series_is_not_iterated_in_python(monkeypatch):
     def refuse(self):
         raise AssertionError("polars Series iterated as Python objects")
@@ -331,7 +378,7 @@ def test_object_batches_are_exact_across_blocks():
 def test_cuckoo_add_new_many_stores_each_key_once():
     keys = ["a"] * 100 + ["b"] * 3 + ["c"]
     multiset = bloomkit.CuckooFilter(1000)
-    with pytest.raises(bloomkit.FilterFullError, match="2\\*bucket_size"):
+    with pytest.raises(bloomkit.TooManyCopiesError, match="2\\*bucket_size"):
         multiset.add_many(keys)
     f = bloomkit.CuckooFilter(1000)
     seen = f.add_new_many(keys)

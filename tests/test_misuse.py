@@ -12,10 +12,9 @@ import subprocess
 import sys
 import textwrap
 
+import bloomkit
 import numpy as np
 import pytest
-
-import bloomkit
 
 ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
 
@@ -171,12 +170,28 @@ ARGUMENTS = {
     "add": ("k",), "contains": ("k",), "__contains__": ("k",), "remove": ("k",), "discard": ("k",),
     "count": ("k",), "update": (["k"],), "add_many": (["k"],), "contains_many": (["k"],),
     "remove_many": (["k"],), "save": ("unused.bkf",), "__eq__": (None,), "__ne__": (None,),
-    "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},),
+    "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},), "add_new_many": (["k"],),
+    "add_new": ("k",), "positions": (["k"],), "to_redis": (None,), "to_spark_bytes": (),
 }
-NOT_ABOUT_STATE = {"from_bytes", "load", "from_params", "from_spark_bytes", "__init__", "__init_subclass__", "__new__", "__class__",
+NOT_ABOUT_STATE = {"from_bytes", "load", "from_params", "from_spark_bytes", "from_redis", "from_arrow", "__init__", "__init_subclass__", "__new__", "__class__",
                    "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__",
                    "__sizeof__", "__getstate__", "__reduce__", "__hash__", "__str__", "__lt__", "__le__", "__gt__",
                    "__ge__", "__ior__", "__iand__", "__or__", "__and__", "_repr_html_"}
+
+
+def arguments_for(method, tmp_path) -> tuple:
+    """Plausible arguments for a method not listed in ARGUMENTS, from its parameter names."""
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    args = []
+    for parameter in parameters:
+        if parameter.default is not inspect.Parameter.empty or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.KEYWORD_ONLY):
+            continue
+        name = parameter.name
+        args.append(["k"] if "keys" in name or "values" in name else "k" if "key" in name else tmp_path / "x" if "path" in name else None)
+    return tuple(args)
 
 
 def public_surface(cls):
@@ -198,7 +213,7 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
                 value = getattr(instance, name)
                 if not callable(value):
                     continue
-                args = ARGUMENTS.get(name, ())
+                args = ARGUMENTS.get(name) or arguments_for(value, tmp_path)
                 if name in ("__eq__", "__ne__"):
                     args = (make(cls),)
                 if name == "save":

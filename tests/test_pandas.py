@@ -30,7 +30,9 @@ def test_dedup_mask_on_string_series(dtype):
     values = sample_strings()
     series = pd.Series(values, dtype=dtype)
     mask = bloomkit.dedup_mask(series, error_rate=1e-9)
-    assert isinstance(mask, np.ndarray) and mask.dtype == bool and mask.shape == (len(values),)
+    # A pandas input gives a boolean Series on the input's index (like duplicated()).
+    assert isinstance(mask, pd.Series) and mask.dtype == bool and mask.shape == (len(values),)
+    assert mask.index.equals(series.index)
     assert np.array_equal(mask, exact_first(values))
 
 

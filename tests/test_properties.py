@@ -1,4 +1,4 @@
-"""Property-based checks (hypothesis) of the invariants every Bloom filter keeps."""
+"""Property-based checks (hypothesis) of hashing and key normalisation; the filter properties are in test_contract.py."""
 
 import mmh3
 import numpy as np
@@ -29,26 +29,6 @@ def test_hash128_equals_reference_for_any_key(key, seed):
     text_ok = not isinstance(key, str) or all(not 0xD800 <= ord(c) <= 0xDFFF for c in key)
     if text_ok:
         assert bloomkit.hash128(key, seed) == mmh3.hash128(canonical(key), seed, signed=False)
-
-
-@settings(max_examples=100, deadline=None)
-@given(batch=st.lists(keys.filter(lambda k: not isinstance(k, str) or k.isprintable()), max_size=60),
-       seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_batch_equals_sequential_scalar_model(batch, seed):
-    scalar = BloomFilter(100, 0.05, seed=seed)
-    expected = [scalar.add(k) for k in batch]
-    batched = BloomFilter(100, 0.05, seed=seed)
-    assert batched.add_many(batch).tolist() == expected
-    assert batched == scalar
-    # No false negatives, and a key seen before in the batch always reports True.
-    assert batched.contains_many(batch).all()
-    seen = set()
-    for key, was_present in zip(map(canonical, batch), expected):
-        if key in seen:
-            assert was_present
-        seen.add(key)
-    # Round trip keeps every bit.
-    assert BloomFilter.from_bytes(batched.to_bytes()).to_bytes() == batched.to_bytes()
 
 
 @settings(max_examples=100, deadline=None)

@@ -38,9 +38,10 @@ void bind_bloom(py::module_& m) {
             py::array_t<uint64_t> out({static_cast<py::ssize_t>(batch.size()), k});
             uint64_t* data = out.mutable_data();
             // Positions depend only on the geometry, which never changes:
-            // no lock needed, and the GIL is released for the hashing.
-            py::gil_scoped_release release;
-            batch.visit([&](const auto& source) { self.core.positions_many(source, data); });
+            // no lock needed, and the GIL is released for the hashing (and
+            // re-acquired outside a destructor: guard.hpp, without_gil).
+            AccessGuard::without_gil(
+                [&] { batch.visit([&](const auto& source) { self.core.positions_many(source, data); }); });
             return out;
         },
         py::arg("keys"));

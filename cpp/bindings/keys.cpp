@@ -175,6 +175,29 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.
     }
 }
 
+// ------------------------------------------------------------------ ViewBatch
+
+ViewBatch::ViewBatch(py::buffer views, py::list buffers) : views_view_(views.request()) {
+    const py::buffer_info& info = views_view_;
+    if (info.ndim != 1 || info.itemsize != 1 || info.strides[0] != 1)
+        throw py::value_error("ViewBatch views must be a contiguous byte buffer");
+    if (info.size % static_cast<py::ssize_t>(bloomkit::ViewKeys::kViewBytes) != 0)
+        throw py::value_error("ViewBatch views must be a multiple of 16 bytes");
+    views_ = static_cast<const uint8_t*>(info.ptr);
+    count_ = static_cast<size_t>(info.size) / bloomkit::ViewKeys::kViewBytes;
+    for (py::handle item : buffers) {
+        data_views_.push_back(py::reinterpret_borrow<py::buffer>(item).request());
+        const py::buffer_info& data = data_views_.back();
+        if (data.ndim != 1 || data.itemsize != 1 || data.strides[0] != 1)
+            throw py::value_error("ViewBatch data buffers must be contiguous byte buffers");
+        pointers_.push_back(static_cast<const uint8_t*>(data.ptr));
+        sizes_.push_back(static_cast<uint64_t>(data.size));
+    }
+    const size_t bad = keys().first_invalid();
+    if (bad != count_)
+        throw py::value_error("ViewBatch view " + std::to_string(bad) + " points outside its data buffers");
+}
+
 // ------------------------------------------------------------------- KeyBatch
 
 KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
@@ -183,6 +206,13 @@ KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
         offsets_ = keys.cast<const OffsetBatch*>();
         count_ = offsets_->size();
         kind_ = Kind::Offsets;
+        return;
+    }
+    if (py::isinstance<ViewBatch>(keys)) {
+        owner_ = py::reinterpret_borrow<py::object>(keys);
+        views_ = keys.cast<const ViewBatch*>();
+        count_ = views_->size();
+        kind_ = Kind::Views;
         return;
     }
     if (py::isinstance<RowBatch>(keys)) {

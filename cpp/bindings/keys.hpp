@@ -116,6 +116,28 @@ class OffsetBatch {
     bool wide_ = false;
 };
 
+// Keys given as Arrow's BinaryView layout (polars and pyarrow string_view
+// columns): the 16-byte views and the data buffers they point into. The
+// constructor checks every view against the buffers.
+class ViewBatch {
+  public:
+    ViewBatch(py::buffer views, py::list buffers);
+    size_t size() const { return count_; }
+    bloomkit::ViewKeys keys() const {
+        return bloomkit::ViewKeys(views_, count_, pointers_.data(), sizes_.data(), pointers_.size());
+    }
+
+  private:
+    // Held exports (not just references): a bytearray cannot be resized or
+    // freed under a held buffer, so the pointers stay valid (as OffsetBatch).
+    py::buffer_info views_view_;
+    std::vector<py::buffer_info> data_views_;
+    std::vector<const uint8_t*> pointers_;
+    std::vector<uint64_t> sizes_;
+    const uint8_t* views_ = nullptr;
+    size_t count_ = 0;
+};
+
 // Several key columns of equal length whose rows are the keys (row_keys.hpp),
 // built by the Python layer from a DataFrame's columns. `names` label the
 // columns in error messages.
@@ -171,13 +193,14 @@ class KeyBatch {
             case Kind::Objects: return f(object_keys());
             case Kind::Offsets: return offsets_->visit(std::forward<F>(f));
             case Kind::Rows: return f(row_keys());
+            case Kind::Views: return f(views_->keys());
         }
     }
 
   private:
     enum class Kind {
         Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-        Float32, Float64, Nanoseconds, FixedBytes, RawBytes, FixedUtf32, Digests, Objects, Offsets, Rows
+        Float32, Float64, Nanoseconds, FixedBytes, RawBytes, FixedUtf32, Digests, Objects, Offsets, Views, Rows
     };
 
     template <class Int>
@@ -215,6 +238,7 @@ class KeyBatch {
     bool object_array_ = false;
     std::vector<Hash128> digests_;
     const OffsetBatch* offsets_ = nullptr;
+    const ViewBatch* views_ = nullptr;
     std::vector<std::unique_ptr<KeyBatch>> columns_;  // Rows
 };
 

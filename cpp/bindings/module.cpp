@@ -54,6 +54,9 @@ PYBIND11_MODULE(_core, m) {
                                          "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
+    py::class_<bloomkit_py::ViewBatch>(m, "ViewBatch", "Keys as Arrow BinaryView buffers (views, data buffers).")
+        .def(py::init<py::buffer, py::list>(), py::arg("views"), py::arg("buffers"))
+        .def("__len__", &bloomkit_py::ViewBatch::size);
     py::class_<bloomkit_py::RowBatch>(m, "RowBatch",
                                       "Key columns whose rows are the keys (docs/decisions.md, row keys).")
         .def(py::init<py::list, py::list>(), py::arg("columns"), py::arg("names"))

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "guard.hpp"
+
 namespace bloomkit_py {
 
 namespace py = pybind11;
@@ -16,12 +18,10 @@ void bind_redis(py::module_& m) {
         [](std::string command, std::string key, std::string op, std::string value,
            py::array_t<uint64_t, py::array::c_style | py::array::forcecast> bits, uint64_t base) {
             if (bits.ndim() != 1) throw py::value_error("bits must be a 1-d array");
-            std::string packed;
-            {
-                py::gil_scoped_release release;
-                packed = bloomkit::bitfield_command(command, key, op, value, bits.data(),
-                                                    static_cast<size_t>(bits.size()), base);
-            }
+            const std::string packed = AccessGuard::without_gil([&] {
+                return bloomkit::bitfield_command(command, key, op, value, bits.data(),
+                                                  static_cast<size_t>(bits.size()), base);
+            });
             return py::bytes(packed);
         },
         py::arg("command"), py::arg("key"), py::arg("op"), py::arg("value"), py::arg("bits"), py::arg("base"),

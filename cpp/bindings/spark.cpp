@@ -48,8 +48,9 @@ py::array_t<int32_t> pairs_of_longs(py::array_t<int64_t, py::array::c_style> val
     auto out = new_pairs(n);
     auto* dst = reinterpret_cast<HashPair*>(out.mutable_data());
     const int64_t* src = values.data();
-    py::gil_scoped_release release;
-    for (size_t i = 0; i < n; ++i) dst[i] = spark::hash_pair_long(src[i], seed);
+    AccessGuard::without_gil([&] {
+        for (size_t i = 0; i < n; ++i) dst[i] = spark::hash_pair_long(src[i], seed);
+    });
     return out;
 }
 
@@ -59,15 +60,22 @@ py::array_t<int32_t> pairs_of_offsets(py::array_t<uint8_t, py::array::c_style> d
     if (offsets.size() < 1) throw py::value_error("offsets must hold at least one value");
     const size_t n = static_cast<size_t>(offsets.size()) - 1;
     const int64_t* off = offsets.data();
-    for (size_t i = 0; i < n; ++i)
-        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > data.size())
-            throw py::value_error("offsets are not monotone within the data buffer at index " + std::to_string(i));
+    const int64_t size = static_cast<int64_t>(data.size());
     auto out = new_pairs(n);
     auto* dst = reinterpret_cast<HashPair*>(out.mutable_data());
     const uint8_t* bytes = data.data();
-    py::gil_scoped_release release;
-    for (size_t i = 0; i < n; ++i)
-        dst[i] = spark::hash_pair_bytes(bytes + off[i], static_cast<size_t>(off[i + 1] - off[i]), seed);
+    // Each pair of offsets is read once and checked as it is used: another
+    // thread may rewrite the offsets array while this runs without the GIL.
+    const size_t bad = AccessGuard::without_gil([&] {
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t start = off[i], end = off[i + 1];
+            if (start < 0 || end < start || end > size) return i;
+            dst[i] = spark::hash_pair_bytes(bytes + start, static_cast<size_t>(end - start), seed);
+        }
+        return n;
+    });
+    if (bad != n)
+        throw py::value_error("offsets are not monotone within the data buffer at index " + std::to_string(bad));
     return out;
 }
 
@@ -88,8 +96,8 @@ void bind_spark(py::module_& m) {
     cls.def(py::init([](G& other) { return other.guard.read([&] { return new G(other.core); }); }), py::arg("other"));
     cls.def(py::init([](py::handle data) {
                 ByteBuffer buffer(data);
-                py::gil_scoped_release release;
-                return new G(SparkBloomFilter::deserialize(buffer.data(), buffer.size()));
+                return AccessGuard::without_gil(
+                    [&] { return new G(SparkBloomFilter::deserialize(buffer.data(), buffer.size())); });
             }),
             py::arg("data"));
 

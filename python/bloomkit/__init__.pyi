@@ -1,6 +1,7 @@
 from . import calc as calc
 from . import plot as plot
 from ._base import _Key, load as load
+from ._capacity import CapacityWarning as CapacityWarning
 from ._core import canonical_bytes as canonical_bytes
 from .bloom import (
     BloomFilter as BloomFilter,
@@ -17,7 +18,11 @@ from .calc import (
     false_positive_rate as false_positive_rate,
 )
 from .counting_bloom import CountingBloomFilter as CountingBloomFilter
-from .cuckoo import CuckooFilter as CuckooFilter, FilterFullError as FilterFullError
+from .cuckoo import (
+    CuckooFilter as CuckooFilter,
+    FilterFullError as FilterFullError,
+    TooManyCopiesError as TooManyCopiesError,
+)
 from .dedup import dedup_mask as dedup_mask
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
 
@@ -28,11 +33,13 @@ def hash128(key: _Key, seed: int = 0) -> int: ...
 __all__ = [
     "BloomFilter",
     "BloomParams",
+    "CapacityWarning",
     "CountingBloomFilter",
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",
     "calc",

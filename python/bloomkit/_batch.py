@@ -176,8 +176,12 @@ def _arrow_batches(keys, combine_chunks: bool = False) -> list:
             keys = pa.DictionaryArray.from_arrays(keys.indices, dictionary)
         return _arrow_batches(keys.dictionary_decode())
     if pa.types.is_string_view(arrow_type) or pa.types.is_binary_view(arrow_type):
-        target = pa.large_string() if pa.types.is_string_view(arrow_type) else pa.large_binary()
-        return _arrow_batches(keys.cast(target))
+        # Read in place (polars' strings): the views and the data buffers they point into.
+        buffers = keys.buffers()
+        raw_views = np.frombuffer(buffers[1], dtype=np.uint8) if buffers[1] is not None else np.zeros(0, np.uint8)
+        views = raw_views[keys.offset * 16 : (keys.offset + len(keys)) * 16]
+        data = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8) for b in buffers[2:]]
+        return [_core.ViewBatch(views, data)]
     if (
         pa.types.is_integer(arrow_type)
         or pa.types.is_floating(arrow_type)

@@ -12,9 +12,10 @@ def human_size(nbytes: int) -> str:
     """``1.03 MiB``: binary units (KiB = 1024 B), three significant digits, plain bytes below 1 KiB."""
     nbytes = int(nbytes)
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
+        # 0.9995: what would print as "1e+03 KiB" reads better as "1 MiB".
+        if nbytes >= 0.9995 * scale:
             value = nbytes / scale
-            return f"{value:.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+            return f"{value:.3g} {unit}" if value < 999.5 else f"{value:,.0f} {unit}"
     return f"{nbytes} B"
 
 

@@ -1,12 +1,12 @@
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._base import FilterBase
-from .calc import _Count
+from ._base import FilterBase, _Keys
 from .spark_sketch import SparkBloomFilter
+from .calc import _Count, _Layout
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
@@ -19,15 +19,22 @@ class FillEstimates:
     def __len__(self) -> int: ...
 
 class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
-    def __new__(cls, *args: Any, hashing: str = "bloomkit", **kwargs: Any) -> Any: ...
+    # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__).
+    def __new__(cls, *args: Any, hashing: Literal["bloomkit", "spark"] = "bloomkit", **kwargs: Any) -> BloomFilter: ...
     def __init__(
-        self, capacity: _Count, error_rate: float = 0.01, *, seed: int = 0, layout: str | None = None, hashing: str = "bloomkit"
+        self,
+        capacity: _Count,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        layout: _Layout | None = None,
+        hashing: Literal["bloomkit"] = "bloomkit",
     ) -> None: ...
+    @classmethod
+    def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic") -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
-    def _positions_many(self, keys: object) -> npt.NDArray[np.uint64]: ...
-    @classmethod
-    def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0) -> BloomFilter: ...
+    def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...
     @property
     def _occupied(self) -> int: ...
     def _check_other(self, other: object, operation: str) -> None: ...

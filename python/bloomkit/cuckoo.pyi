@@ -5,11 +5,11 @@ import numpy.typing as npt
 
 from . import _core
 from ._base import FilterBase, _Keys
-from ._core import FilterFullError as FilterFullError
+from ._core import FilterFullError as FilterFullError, TooManyCopiesError as TooManyCopiesError
 from ._removal import RemovalMixin
 from .calc import _Count
 
-__all__ = ["CuckooFilter", "FilterFullError", "DEFAULT_ERROR_RATE"]
+__all__ = ["CuckooFilter", "FilterFullError", "TooManyCopiesError", "DEFAULT_ERROR_RATE"]
 
 DEFAULT_ERROR_RATE: float
 
@@ -26,6 +26,8 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     ) -> None: ...
     def add_many(self, keys: _Keys) -> npt.NDArray[np.bool_]: ...
     def update(self, keys: _Keys) -> None: ...
+    def add_new_many(self, keys: _Keys) -> npt.NDArray[np.bool_]: ...
+    def update_new(self, keys: _Keys) -> None: ...
     @property
     def num_stages(self) -> int: ...
     @property

@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -8,5 +8,12 @@ from .calc import _Count
 __all__ = ["dedup_mask"]
 
 def dedup_mask(
-    values: Any, capacity: _Count | None = None, error_rate: float = 0.001, *, seed: int = 0
-) -> npt.NDArray[np.bool_]: ...
+    values: Any,
+    capacity: _Count | None = None,
+    error_rate: float = 0.001,
+    *,
+    subset: Any = None,
+    keep: Literal["first", "last"] = "first",
+    kind: Literal["bloom", "cuckoo"] = "bloom",
+    seed: int = 0,
+) -> Any: ...

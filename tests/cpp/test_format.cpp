@@ -8,6 +8,7 @@
 #include <bloomkit/format.hpp>
 #include <bloomkit/scalable_bloom.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -27,13 +28,13 @@ Loader loader() {
 }
 
 std::vector<uint8_t> bloom_frame() {
-    BloomFilter f(bloom_geometry_at_most(200, 0.01, 3));
+    BloomFilter f(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3));
     f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
     return f.serialize();
 }
 
 std::vector<uint8_t> counting_frame() {
-    CountingBloomFilter f(bloom_geometry_at_most(100, 0.01, 3), 4);
+    CountingBloomFilter f(bloom_geometry_at_most(Layout::Classic, 100, 0.01, 3), 4);
     f.add_many(as_keys(distinct_keys(80, 2)), nullptr);
     return f.serialize();
 }
@@ -90,11 +91,14 @@ void check_rejects_corruption(const std::vector<uint8_t>& frame, const Loader& l
 // A frame with a valid checksum around arbitrary params and payload: reaches
 // the field checks that run after the checksum.
 std::vector<uint8_t> frame_with(FilterType type, const std::vector<uint8_t>& params, size_t payload_bytes) {
-    return build_frame(
-        type, payload_bytes, [&](ByteWriter& w) { w.bytes(params.data(), params.size()); },
+    std::vector<uint8_t> out;
+    VectorSink sink(out);
+    write_frame(
+        sink, type, payload_bytes, [&](ByteWriter& w) { w.bytes(params.data(), params.size()); },
         [&](ByteWriter& w) {
             for (size_t i = 0; i < payload_bytes; ++i) w.u8(0);
         });
+    return out;
 }
 
 std::vector<uint8_t> bloom_params(uint64_t m, uint32_t k, uint64_t capacity, double error_rate) {
@@ -107,6 +111,7 @@ std::vector<uint8_t> bloom_params(uint64_t m, uint32_t k, uint64_t capacity, dou
     g.capacity = capacity;
     g.error_rate = error_rate;
     g.write(w);
+    BloomGeometry::write_layout(w, Layout::Classic);  // format version 2 params
     return out;
 }
 
@@ -149,8 +154,23 @@ TEST_CASE("valid checksum, invalid Bloom params: each field is checked before al
 TEST_CASE("peek_type checks magic, version and tag") {
     auto frame = bloom_frame();
     CHECK(peek_type(frame.data(), frame.size()) == FilterType::Bloom);
-    frame[8] = 2;  // format version 2
+    frame[8] = 9;  // format version 9
     CHECK_THROWS_WITH_AS(peek_type(frame.data(), frame.size()), doctest::Contains("format version"), FormatError);
     std::vector<uint8_t> tiny(31, 0);
     CHECK_THROWS_AS(peek_type(tiny.data(), tiny.size()), FormatError);
+}
+
+TEST_CASE("the streamed frame checksum equals MurmurHash3 of the whole, however the bytes are split") {
+    const auto frame = bloom_frame();
+    const size_t body = frame.size() - kChecksumSize;
+    const uint64_t whole = frame_checksum(frame.data(), body);
+    for (size_t piece : {1, 3, 7, 16, 17, 100}) {
+        Murmur3Stream stream(kChecksumSeed);
+        for (size_t at = 0; at < body; at += piece) stream.update(frame.data() + at, std::min(piece, body - at));
+        CAPTURE(piece);
+        CHECK(stream.digest().h1 == whole);
+    }
+    uint64_t stored = 0;
+    for (int i = 0; i < 8; ++i) stored |= uint64_t(frame[body + static_cast<size_t>(i)]) << (8 * i);
+    CHECK(stored == whole);
 }

@@ -10,7 +10,7 @@ import bloomkit
 f = bloomkit.BloomFilter(1000, 0.01)
 f.add_manyy(["a", "b"])  # E: a typo of add_many
 f.add(["a", "b"])  # E: a list is not a key (add_many takes batches)
-f.add(1.5)  # E: floats are not keys
+f.add(1j)  # E: complex numbers are not keys
 f.add(key="a")  # E: add takes its key positionally only
 f.contains_many(5)  # E: a batch must be an array or an iterable of keys
 bloomkit.BloomFilter(1000, "0.01")  # E: error_rate is a float
@@ -22,3 +22,4 @@ g: bloomkit.CountingBloomFilter = f | f  # E: the union of Bloom filters is a Bl
 bloomkit.calc.bloom_params(1000)  # E: error_rate is required
 bloomkit.hash128("a", seed="1")  # E: seed is an int
 bloomkit.ScalableBloomFilter(growth="2")  # E: growth is a number
+bloomkit.BloomFilter(1000, layout="blocked")  # E: not one of the layouts

@@ -223,6 +223,65 @@ class OffsetKeys {
     size_t count_;
 };
 
+// Arrow's BinaryView / Utf8View layout (polars strings, pyarrow string_view):
+// one 16-byte view per key, an int32 length first; up to 12 bytes are stored
+// inline after it, longer keys are (4-byte prefix, int32 buffer index, int32
+// offset) into one of the array's data buffers. Read in place, no copy.
+// Call first_invalid() before hashing: it checks every view against the
+// buffers' sizes.
+class ViewKeys {
+  public:
+    static constexpr size_t kViewBytes = 16;
+    static constexpr int32_t kInlineMax = 12;
+
+    ViewKeys(const uint8_t* views, size_t count, const uint8_t* const* buffers, const uint64_t* buffer_sizes,
+             size_t num_buffers)
+        : views_(views), count_(count), buffers_(buffers), sizes_(buffer_sizes), num_buffers_(num_buffers) {}
+
+    size_t size() const { return count_; }
+
+    size_t first_invalid() const {
+        for (size_t i = 0; i < count_; ++i) {
+            const int32_t len = field(i, 0);
+            if (len < 0) return i;
+            if (len <= kInlineMax) continue;
+            const int32_t index = field(i, 8);
+            const int32_t offset = field(i, 12);
+            if (index < 0 || static_cast<size_t>(index) >= num_buffers_ || offset < 0 ||
+                static_cast<uint64_t>(offset) + static_cast<uint64_t>(len) > sizes_[index])
+                return i;
+        }
+        return count_;
+    }
+
+    Hash128 hash(size_t i, uint32_t seed) const {
+        const int32_t len = field(i, 0);
+        if (len >= 0 && len <= kInlineMax) return murmur3_x64_128(views_ + i * kViewBytes + 4, static_cast<size_t>(len), seed);
+        // Checked again at use (cheap next to hashing): views in writable
+        // memory changed after first_invalid() must not read out of bounds;
+        // such a view hashes as the empty key.
+        const int32_t index = field(i, 8);
+        const int32_t offset = field(i, 12);
+        if (len < 0 || index < 0 || static_cast<size_t>(index) >= num_buffers_ || offset < 0 ||
+            static_cast<uint64_t>(offset) + static_cast<uint64_t>(len) > sizes_[index])
+            return murmur3_x64_128(views_, 0, seed);
+        return murmur3_x64_128(buffers_[index] + offset, static_cast<size_t>(len), seed);
+    }
+
+  private:
+    int32_t field(size_t i, size_t at) const {
+        int32_t v;
+        std::memcpy(&v, views_ + i * kViewBytes + at, sizeof v);
+        return v;
+    }
+
+    const uint8_t* views_;
+    size_t count_;
+    const uint8_t* const* buffers_;
+    const uint64_t* sizes_;
+    size_t num_buffers_;
+};
+
 // Keys whose digests a callback produces a block at a time: the bindings
 // hash Python objects this way (reading objects needs the GIL, which the
 // callback takes for one block), so a batch of n objects holds one block of

@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from . import _args, _errors, build, calc_table, dedup, info, merge, query
+from . import _args, _errors, add, build, calc_table, completion, dedup, info, merge, query
 
-_COMMANDS = (dedup, build, query, info, calc_table, merge)
+_COMMANDS = (dedup, build, add, query, info, calc_table, merge, completion)
 
 
 def build_parser() -> _args.Parser:
@@ -24,7 +24,7 @@ def build_parser() -> _args.Parser:
         "inspect and merge filter files, size filters.",
     )
     parser.add_argument("--version", action="version", version=f"bloomkit {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in _COMMANDS:
         command.register(commands)
     return parser
@@ -49,6 +49,12 @@ def main(argv=None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
+    if args.command is None:
+        if extras:
+            parser.error(f"a COMMAND is needed before {' '.join(extras)}")
+        # Plain `bloomkit`: the help on stdout, and success.
+        parser.print_help()
+        return _errors.EXIT_OK
     _take_late_positionals(parser, args, extras)
     code = _errors.run(args.handler, args)
     try:

@@ -9,6 +9,9 @@ import sys
 from . import _errors
 
 DEFAULT_BLOCK_SIZE = 4 * 2**20
+# Default --error-rate of every subcommand that creates a filter (dedup,
+# build): one line of 1,000 new lines may be taken for a repeat.
+DEFAULT_ERROR_RATE = 0.001
 
 
 class Parser(argparse.ArgumentParser):
@@ -85,6 +88,22 @@ def add_block_size(parser) -> None:
         metavar="BYTES",
         help="bytes of input hashed per batch (default 4 MiB); memory use is a few times this",
     )
+
+
+def size(text: str) -> int:
+    """A byte count: 1000000, 1e9, 512KiB, 64MiB, 1GiB, 1.5GB (KB/MB/GB are powers of 1000)."""
+    units = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+             "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30}
+    cleaned = text.strip().replace("_", "").lower()
+    number = cleaned.rstrip("kmgtib")
+    unit = cleaned[len(number):]
+    try:
+        value = float(number) * units[unit]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 1e9, 512MiB, 1GiB, 2GB)") from None
+    if not math.isfinite(value) or value < 8:
+        raise argparse.ArgumentTypeError(f"must be at least 8 bytes, got {text!r}")
+    return int(value)
 
 
 def add_seed(parser) -> None:

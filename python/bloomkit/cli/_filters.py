@@ -61,7 +61,11 @@ def load(path: str):
     except OSError as error:
         raise CliError(os_message(error, "cannot read filter")) from None
     except ValueError as error:
-        raise CliError(f"{path}: not a valid bloomkit filter: {error}") from None
+        reason = str(error)
+        # The core's own message may already say it ("not a bloomkit filter: ..."): say it once.
+        if reason.startswith("not a bloomkit filter"):
+            raise CliError(f"{path}: {reason}") from None
+        raise CliError(f"{path}: not a valid bloomkit filter: {reason}") from None
 
 
 def check_writable(path: str) -> None:
@@ -110,15 +114,43 @@ def current_fpr(filter_) -> "float | None":
 
 def health_rows(filter_) -> list:
     """(label, value) rows on the filter's state for ``--stats``."""
-    rows = [("filter", f"{type(filter_).__name__}, {filter_.nbytes:,} bytes")]
+    rows = [("filter", f"{type(filter_).__name__}, {_display.human_size(filter_.nbytes)} ({filter_.nbytes:,} bytes)")]
     value = fill(filter_)
     if value is not None:
         rows.append(("filter fill", f"{value:.4f}"))
-    rows.append(("estimated keys", f"{len(filter_):,}"))
+    counted = "keys inserted as new (exact)" if hasattr(filter_, "num_slices") else "estimated keys"
+    rows.append((counted, f"{len(filter_):,}"))
     fpr = current_fpr(filter_)
     if fpr is not None:
-        rows.append(("estimated FPR", _display.format_value(fpr)))
+        # The current rate next to the target: a scalable filter's compound
+        # rate is far below its bound early on, and that is the point.
+        kind = "compound " if hasattr(filter_, "num_slices") else ""
+        rows.append(("estimated FPR", f"{_display.format_value(fpr)} ({kind}now; target {filter_.error_rate:g})"))
+    rows.append(("state", filter_._display_rows()["state"]))
     return rows
+
+
+def plain(value):
+    """JSON-ready values: NumPy scalars and the like become int/float/str."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    for convert in (int, float):
+        try:
+            converted = convert(value)
+        except (TypeError, ValueError):
+            continue
+        if converted == value:
+            return converted
+    return str(value)
+
+
+def summary_json(filter_) -> dict:
+    """The filter's keys for ``info --json`` and ``dedup --stats-json``: type, ``_summary()``, state."""
+    rows = {"type": type(filter_).__name__}
+    rows.update(filter_._summary())
+    rows["state"] = filter_._display_rows()["state"]
+    rows["over_capacity"] = bool(filter_.over_capacity)
+    return {label: plain(value) for label, value in rows.items()}
 
 
 def overfull_warning(filter_) -> "str | None":

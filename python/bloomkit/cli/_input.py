@@ -6,8 +6,12 @@ Decisions (docs/cli.md):
   so any encoding (or none) works, and a ``\\r`` before the ``\\n`` is part
   of the line, as in ``awk '!seen[$0]++'``. A last line without ``\\n``
   is a line too.
-* ``.gz``, ``.xz``/``.lzma`` and ``.bz2`` files are decompressed, chosen
-  by the file name's extension; ``-`` is standard input, read as is.
+* gzip, xz/lzma, bzip2 and zstd input is decompressed, recognised by its
+  magic bytes (files and standard input alike; the extension does not
+  matter). ``.lzma`` (the legacy "lzma alone" format has no reliable magic)
+  is still chosen by extension. Other archives (zip, 7z, lz4) are an error
+  naming the format; other binary input (NUL bytes in the first 8 KiB) is
+  read as lines with a warning, as ``grep`` would say "binary file".
 * Regular files are read in blocks of ``block_size`` bytes; pipes (stdin,
   FIFOs) with ``read1`` so that lines arriving slowly (``tail -f``) are
   processed as they come instead of waiting for a full block.
@@ -27,17 +31,106 @@ from typing import Iterator, NamedTuple
 
 from ._errors import CliError, os_message
 
-# Extension -> decompressing reader over the opened raw file.
-_DECOMPRESSORS = {
-    ".gz": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
-    ".xz": lambda raw: lzma.LZMAFile(raw, mode="rb"),
-    ".lzma": lambda raw: lzma.LZMAFile(raw, mode="rb"),
-    ".bz2": lambda raw: bz2.BZ2File(raw, mode="rb"),
-}
+class _ZstdReader:
+    """A zstd stream of any number of frames, read like a file (``read``/``read1``).
+
+    zstandard's own ``stream_reader`` returns a truncated stream's data
+    without an error; feeding a ``decompressobj`` and checking that the last
+    frame reached its end (``eof``) makes truncation an ``EOFError``, as
+    gzip, xz and bzip2 report it.
+    """
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, raw):
+        import zstandard
+
+        self._raw = raw
+        self._new_frame = zstandard.ZstdDecompressor().decompressobj
+        self._frame = self._new_frame()
+        self._in_frame = False  # bytes of the current frame have been fed
+        self._pieces = []
+        self._buffered = 0
+        self._done = False
+
+    def _fill(self) -> None:
+        read = getattr(self._raw, "read1", self._raw.read)
+        chunk = read(self._CHUNK)
+        if not chunk:
+            if self._in_frame:
+                raise EOFError("the zstd stream ends in the middle of a frame (truncated)")
+            self._done = True
+            return
+        while chunk:
+            self._in_frame = True
+            data = self._frame.decompress(chunk)
+            if data:
+                self._pieces.append(data)
+                self._buffered += len(data)
+            if not self._frame.eof:
+                return
+            chunk = self._frame.unused_data  # the next frame starts here
+            self._frame = self._new_frame()
+            self._in_frame = False
+
+    def _take(self, size: int) -> bytes:
+        data = b"".join(self._pieces)
+        self._pieces = [data[size:]] if len(data) > size else []
+        self._buffered = max(0, len(data) - size)
+        return data[:size]
+
+    def read(self, size: int = -1) -> bytes:
+        size = size if size is not None and size >= 0 else 1 << 62
+        while self._buffered < size and not self._done:
+            self._fill()
+        return self._take(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        size = size if size is not None and size >= 0 else 1 << 62
+        while not self._buffered and not self._done:
+            self._fill()
+        return self._take(size)
+
+    def close(self) -> None:
+        self._pieces = []
+
+
+def _zstd_reader(raw):
+    return _ZstdReader(raw)
+
+
+# Leading bytes -> (format name, decompressing reader over the opened raw file).
+_MAGIC = (
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, mode="rb")),
+    (b"\x28\xb5\x2f\xfd", "zstd", _zstd_reader),
+)
+# Formats recognised but not read: an error says what to do.
+_UNSUPPORTED_MAGIC = (
+    (b"PK\x03\x04", "a zip archive: extract it first (unzip -p FILE | bloomkit ...)"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive: extract it first (7z x -so FILE | bloomkit ...)"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed: decompress it first (lz4 -dc FILE | bloomkit ...)"),
+)
+# A name claiming a format its bytes do not start with is an error (as with zcat).
+_EXTENSION_FORMAT = {".gz": "gzip", ".xz": "xz", ".bz2": "bzip2", ".zst": "zstd", ".zstd": "zstd"}
+_SNIFF_BYTES = 8192
+
+
+def _lzma_alone_reader(raw):
+    return lzma.LZMAFile(raw, mode="rb", format=lzma.FORMAT_ALONE)
+
+def _zstd_errors() -> tuple:
+    try:
+        import zstandard
+    except ImportError:
+        return ()
+    return (zstandard.ZstdError,)
+
 
 # What a damaged compressed stream raises, besides OSError (bad header,
 # bz2's "Invalid data stream") and EOFError (truncated stream).
-_DECODE_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+_DECODE_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError) + _zstd_errors()
 
 
 class Block(NamedTuple):
@@ -91,17 +184,41 @@ class _Source:
     def __enter__(self):
         if self.name == "-":
             self.raw = sys.stdin.buffer
-            self.stream = self.raw
+            self.stream = self._decompressed(self.raw)
             return self
         try:
             self.raw = open(self.name, "rb")
         except OSError as error:
             raise CliError(os_message(error, "cannot open")) from None
         self.is_pipe = not stat.S_ISREG(os.fstat(self.raw.fileno()).st_mode)
-        extension = os.path.splitext(self.name)[1].lower()
-        decompressor = _DECOMPRESSORS.get(extension)
-        self.stream = decompressor(self.raw) if decompressor else self.raw
+        if not hasattr(self.raw, "peek"):
+            self.raw = io.BufferedReader(self.raw)
+        self.stream = self._decompressed(self.raw)
         return self
+
+    def _decompressed(self, raw):
+        """``raw`` or a decompressing reader over it, chosen by the magic bytes (``peek``: nothing is consumed)."""
+        head = raw.peek(_SNIFF_BYTES)[:_SNIFF_BYTES]
+        for magic, _, reader in _MAGIC:
+            if head.startswith(magic):
+                return reader(raw)
+        for magic, what in _UNSUPPORTED_MAGIC:
+            if head.startswith(magic):
+                raise CliError(f"{display_name(self.name)}: is {what}")
+        extension = os.path.splitext(self.name)[1].lower() if self.name != "-" else ""
+        if extension == ".lzma":
+            return _lzma_alone_reader(raw)
+        if extension in _EXTENSION_FORMAT and head:
+            raise CliError(
+                f"{display_name(self.name)}: cannot read: not {_EXTENSION_FORMAT[extension]} data, "
+                f"though the name ends in {extension}"
+            )
+        if b"\x00" in head:
+            sys.stderr.write(
+                f"bloomkit: warning: {display_name(self.name)}: looks like binary data (NUL bytes), "
+                "not text or a compressed format bloomkit reads (gzip, xz, bzip2, zstd); reading it as lines anyway\n"
+            )
+        return raw
 
     def __exit__(self, *exc_info):
         if self.stream is not None and self.stream is not self.raw:

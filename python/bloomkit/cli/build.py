@@ -17,7 +17,13 @@ def register(commands) -> None:
     parser.add_argument(
         "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
     )
-    parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 0.001")
+    parser.add_argument(
+        "--error-rate",
+        type=_args.rate,
+        metavar="P",
+        default=_args.DEFAULT_ERROR_RATE,
+        help=f"target false-positive rate (default {_args.DEFAULT_ERROR_RATE:g}, as for dedup)",
+    )
     parser.add_argument("--type", choices=_filters.TYPE_NAMES, default="bloom", help="filter type (default bloom)")
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)")
     _args.add_seed(parser)
@@ -26,18 +32,26 @@ def register(commands) -> None:
     parser.set_defaults(handler=run, late_positionals="keys")
 
 
-def run(args) -> int:
-    names = args.keys or ["-"]
-    _input.check_readable(names)
-    _filters.check_writable(args.output)
-    filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
-    progress = _progress.Progress(_input.total_size(names), _progress.wanted(args.quiet, writes_stdout=False), "build")
+def insert_lines(filter_, names, args, label: str) -> None:
+    """Every line of ``names`` into ``filter_`` (``--int``, ``--block-size``, ``--quiet`` from ``args``).
+
+    Shared by ``build`` and ``add``. Ctrl-C just stops: the caller writes
+    the output file only after the last key.
+    """
+    progress = _progress.Progress(_input.total_size(names), _progress.wanted(args.quiet, writes_stdout=False), label)
     try:
-        # Ctrl-C just stops: the output file is written only after the last key.
         with SignalGuard():
             for block in _input.line_blocks(names, args.block_size, progress):
                 filter_.update(_input.parse_integers(block.lines, block) if args.int else block.lines)
     finally:
         progress.close()
+
+
+def run(args) -> int:
+    names = args.keys or ["-"]
+    _input.check_readable(names)
+    _filters.check_writable(args.output)
+    filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
+    insert_lines(filter_, names, args, "build")
     _filters.save(filter_, args.output)
     return 0

@@ -11,15 +11,16 @@ A false positive drops a line that was new; a line is never printed twice
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from itertools import compress
 
 from . import _args, _filters, _input, _progress
-from ._errors import Interrupted
+from ._errors import CliError, Interrupted
 from ._signals import SignalGuard
 
-DEFAULT_ERROR_RATE = 0.001
+DEFAULT_ERROR_RATE = _args.DEFAULT_ERROR_RATE
 # First stage of a ScalableBloomFilter when no --capacity is given: about
 # 1.8 MB at the default error rate, so typical jobs never grow, and a
 # stream of billions needs only ~10 doublings (each stage adds lookups).
@@ -47,6 +48,14 @@ def register(commands) -> None:
     parser.add_argument("--filter", metavar="PATH", help="load this filter if it exists, and save it back at the end")
     parser.add_argument("--save", metavar="PATH", help="save the filter here at the end (default: the --filter path)")
     parser.add_argument("--stats", action="store_true", help="print counts, fill and estimated FPR to stderr at the end")
+    parser.add_argument(
+        "--stats-json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="write the counts and the filter's state as one JSON object to FILE (default: stderr); "
+        "the filter keys are those of 'info --json'",
+    )
     _args.add_seed(parser)
     _args.add_block_size(parser)
     _args.add_quiet(parser)
@@ -81,12 +90,36 @@ def _stats_rows(counts, filter_, elapsed):
     return rows
 
 
+def _stats_json(counts, filter_, elapsed) -> dict:
+    return {
+        "lines_in": counts.lines_in,
+        "lines_out": counts.lines_out,
+        "duplicates_dropped": counts.lines_in - counts.lines_out,
+        "elapsed_s": round(elapsed, 6),
+        **_filters.summary_json(filter_),
+    }
+
+
+def _write_stats_json(destination, stats) -> None:
+    text = json.dumps(stats) + "\n"
+    if destination == "-":
+        sys.stderr.write(text)
+        return
+    try:
+        with open(destination, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise CliError(f"cannot write --stats-json {destination}: {error.strerror or error}") from None
+
+
 def _finish(args, filter_, counts, progress, save_path) -> None:
     progress.close()
     if save_path:
         _filters.save(filter_, save_path)
     if args.stats:
         _progress.print_rows(_stats_rows(counts, filter_, progress.elapsed), sys.stderr)
+    if args.stats_json:
+        _write_stats_json(args.stats_json, _stats_json(counts, filter_, progress.elapsed))
     warning = _filters.overfull_warning(filter_)
     if warning:
         sys.stderr.write(f"bloomkit: warning: {warning}\n")

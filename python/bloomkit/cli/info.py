@@ -21,26 +21,12 @@ def register(commands) -> None:
     parser.set_defaults(handler=run)
 
 
-def _plain(value):
-    """JSON-ready values: NumPy scalars and the like become int/float/str."""
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    for convert in (int, float):
-        try:
-            converted = convert(value)
-        except (TypeError, ValueError):
-            continue
-        if converted == value:
-            return converted
-    return str(value)
-
-
 def run(args) -> int:
     filter_ = _filters.load(args.filter)
-    rows = {"file": args.filter, "file_bytes": os.path.getsize(args.filter), "type": type(filter_).__name__}
-    rows.update(filter_._summary())
+    head = {"file": args.filter, "file_bytes": os.path.getsize(args.filter)}
     if args.json:
-        sys.stdout.write(json.dumps({label: _plain(value) for label, value in rows.items()}) + "\n")
+        sys.stdout.write(json.dumps({**head, **_filters.summary_json(filter_)}) + "\n")
         return 0
-    _progress.print_rows((label, _display.format_value(value)) for label, value in rows.items())
+    rows = {**head, "type": type(filter_).__name__, **filter_._display_rows()}
+    _progress.print_rows((label, _display.format_field(label, value)) for label, value in rows.items())
     return 0

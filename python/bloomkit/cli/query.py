@@ -27,6 +27,7 @@ def register(commands) -> None:
     parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line, or - for stdin (default unless --key is given)")
     parser.add_argument("-k", "--key", action="append", default=[], metavar="KEY", help="a key given on the command line (repeatable)")
     parser.add_argument("-v", "--invert", action="store_true", help="print the keys that are absent instead")
+    parser.add_argument("-c", "--count", action="store_true", help="print only the number of keys found (absent with --invert), like grep -c")
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (as in build --int)")
     _args.add_block_size(parser)
     _args.add_quiet(parser)
@@ -68,6 +69,9 @@ def run(args) -> int:
             for block in _batches(args, names, progress):
                 lines, keys = _keys_of(block.lines, block, args.int)
                 selected = _select(filter_, lines, keys, args.invert)
+                if args.count:
+                    printed += len(selected)
+                    continue
                 if selected:
                     out.write(b"\n".join(selected))
                     out.write(b"\n")
@@ -75,4 +79,6 @@ def run(args) -> int:
                     printed += len(selected)
     finally:
         progress.close()
+    if args.count:
+        out.write(b"%d\n" % printed)
     return EXIT_OK if printed else EXIT_NOT_FOUND
