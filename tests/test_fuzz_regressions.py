@@ -28,7 +28,10 @@ def check_input(data: bytes) -> None:
         loaded = bloomkit.load(data)
     except (ValueError, MemoryError):
         return
-    assert loaded.to_bytes() == data
+    if data[8:10] == bloomkit.BloomFilter(1).to_bytes()[8:10]:
+        assert loaded.to_bytes() == data
+    else:  # an older format version is re-saved as the current one (docs/FORMAT.md)
+        assert type(loaded).from_bytes(loaded.to_bytes()) == loaded
     assert type(loaded).from_bytes(data) == loaded
     assert pickle.loads(pickle.dumps(loaded)) == loaded
     for key in range(32):
