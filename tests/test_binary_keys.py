@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import warnings
 
+import bloomkit
 import numpy as np
 import pytest
-
-import bloomkit
 
 ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
 

@@ -6,21 +6,20 @@ import re
 import subprocess
 import sys
 
+import bloomkit
 import numpy as np
 import pytest
 
-import bloomkit
-
 
 def test_bloom_capacity_beyond_2_63_bits_is_a_value_error():
-    with pytest.raises(ValueError, match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs [\d,]+ bits; at most 2\*\*63 - 1"):
+    with pytest.raises(ValueError, match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs about [\d,]+ bits; at most 2\*\*63 - 1"):
         bloomkit.BloomFilter(2 * 10**18)
     with pytest.raises(ValueError, match="at most 2\\*\\*63 - 1"):
         bloomkit.CountingBloomFilter(2 * 10**18)
 
 
 def test_cuckoo_subnormal_error_rate_is_a_value_error():
-    with pytest.raises(ValueError, match=r"error_rate=1e-320 needs fingerprints wider than 32 bits"):
+    with pytest.raises(ValueError, match=r"error_rate=[\d.e-]+ needs fingerprints wider than 32 bits"):
         bloomkit.CuckooFilter(100, error_rate=1e-320)
 
 

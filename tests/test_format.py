@@ -129,7 +129,7 @@ def test_padding_bits_beyond_num_bits_are_rejected():
 
 
 def test_absurd_sizes_are_rejected_without_allocating():
-    # A tiny frame claiming 2**63 bits must fail on the length check, not by
+    # A tiny frame claiming 2**63 - 1 bits (the most num_bits may be) must fail on the length check, not by
     # trying to allocate an exabyte.
     data = sample().to_bytes()
     header = data[:24]

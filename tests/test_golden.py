@@ -17,13 +17,12 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 import bloomkit
+import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(GOLDEN))
-import make_golden  # noqa: E402
+import make_golden
 
 CASES = [
     (version.name, name, entry)

@@ -12,10 +12,9 @@ import subprocess
 import sys
 import textwrap
 
+import bloomkit
 import numpy as np
 import pytest
-
-import bloomkit
 
 ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
 

@@ -8,9 +8,8 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import bloomkit
+import pytest
 
 
 def sample():

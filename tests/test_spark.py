@@ -174,7 +174,7 @@ def test_build_filter_is_byte_equal_to_local_build(spark):
 def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     df, rows = key_frame(spark, partitions=6)
     distinct = len({url for url, _ in rows if url is not None})
-    monkeypatch.setattr(bkspark, "TREE_REDUCE_PARTITIONS", 2)  # 6 partitions: merged with treeReduce
+    monkeypatch.setattr(bkspark, "COLLECT_BYTES", 0)  # merged with treeReduce
     built = bkspark.build_filter(df, "url", error_rate=0.01)
     assert distinct <= built.capacity <= 1.2 * distinct
     local = bloomkit.BloomFilter(built.capacity, 0.01)

@@ -5,8 +5,8 @@ import numpy.typing as npt
 
 from . import _core
 from ._base import FilterBase, _Keys
-from .calc import _Count
 from .spark_sketch import SparkBloomFilter
+from .calc import _Count, _Layout
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
@@ -27,21 +27,14 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         error_rate: float = 0.01,
         *,
         seed: int = 0,
-        layout: Literal["classic", "blocked512", "split_block"] | None = None,
+        layout: _Layout | None = None,
         hashing: Literal["bloomkit"] = "bloomkit",
     ) -> None: ...
     @classmethod
-    def from_params(
-        cls,
-        num_bits: int,
-        num_hashes: int,
-        *,
-        seed: int = 0,
-        layout: Literal["classic", "blocked512", "split_block"] = "classic",
-    ) -> BloomFilter: ...
+    def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic") -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
-    def _positions_many(self, keys: _Keys) -> npt.NDArray[np.uint64]: ...
+    def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...
     @property
     def _occupied(self) -> int: ...
     def _check_other(self, other: object, operation: str) -> None: ...

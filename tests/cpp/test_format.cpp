@@ -28,13 +28,13 @@ Loader loader() {
 }
 
 std::vector<uint8_t> bloom_frame() {
-    BloomFilter f(bloom_geometry_at_most(200, 0.01, 3));
+    BloomFilter f(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3));
     f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
     return f.serialize();
 }
 
 std::vector<uint8_t> counting_frame() {
-    CountingBloomFilter f(bloom_geometry_at_most(100, 0.01, 3), 4);
+    CountingBloomFilter f(bloom_geometry_at_most(Layout::Classic, 100, 0.01, 3), 4);
     f.add_many(as_keys(distinct_keys(80, 2)), nullptr);
     return f.serialize();
 }
@@ -111,6 +111,7 @@ std::vector<uint8_t> bloom_params(uint64_t m, uint32_t k, uint64_t capacity, dou
     g.capacity = capacity;
     g.error_rate = error_rate;
     g.write(w);
+    BloomGeometry::write_layout(w, Layout::Classic);  // format version 2 params
     return out;
 }
 
@@ -153,7 +154,7 @@ TEST_CASE("valid checksum, invalid Bloom params: each field is checked before al
 TEST_CASE("peek_type checks magic, version and tag") {
     auto frame = bloom_frame();
     CHECK(peek_type(frame.data(), frame.size()) == FilterType::Bloom);
-    frame[8] = 2;  // format version 2
+    frame[8] = 9;  // format version 9
     CHECK_THROWS_WITH_AS(peek_type(frame.data(), frame.size()), doctest::Contains("format version"), FormatError);
     std::vector<uint8_t> tiny(31, 0);
     CHECK_THROWS_AS(peek_type(tiny.data(), tiny.size()), FormatError);

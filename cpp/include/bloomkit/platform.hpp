@@ -26,7 +26,10 @@ namespace platform {
 // floor(a * b / 2^64): the high 64 bits of the full 128-bit product.
 inline uint64_t mul_high64(uint64_t a, uint64_t b) {
 #if defined(BLOOMKIT_GNU) && defined(__SIZEOF_INT128__)
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+    // __extension__: the 128-bit type is a GNU extension; without it
+    // -Wpedantic warns in every file that includes the core.
+    __extension__ using u128 = unsigned __int128;
+    return static_cast<uint64_t>((static_cast<u128>(a) * b) >> 64);
 #elif defined(BLOOMKIT_MSVC) && (defined(_M_X64) || defined(_M_ARM64))
 #if defined(_M_X64)
     uint64_t high;
