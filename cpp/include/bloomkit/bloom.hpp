@@ -301,9 +301,12 @@ class BloomFilter {
     static BloomGeometry read_params(const Frame& frame) {
         ByteReader params(frame.params, frame.params_length);
         BloomGeometry g = BloomGeometry::read_fields(params);
-        if (frame.version >= 2) g.layout = BloomGeometry::read_layout(params);
+        g.check_stored();  // the common fields first, so their errors are named
+        if (frame.version >= 2) {
+            g.layout = BloomGeometry::read_layout(params);
+            g.check_stored();
+        }
         params.expect_end("params");
-        g.check_stored();
         return g;
     }
 
