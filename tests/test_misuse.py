@@ -168,15 +168,53 @@ def test_offset_batch_holds_its_data_buffer():
 # -- defect 5: uninitialised instances -------------------------------------
 
 ARGUMENTS = {
-    "add": ("k",), "contains": ("k",), "__contains__": ("k",), "remove": ("k",), "discard": ("k",),
-    "count": ("k",), "update": (["k"],), "add_many": (["k"],), "contains_many": (["k"],),
-    "remove_many": (["k"],), "save": ("unused.bkf",), "__eq__": (None,), "__ne__": (None,),
-    "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},),
+    "add": ("k",),
+    "contains": ("k",),
+    "__contains__": ("k",),
+    "remove": ("k",),
+    "discard": ("k",),
+    "count": ("k",),
+    "update": (["k"],),
+    "add_many": (["k"],),
+    "contains_many": (["k"],),
+    "remove_many": (["k"],),
+    "save": ("unused.bkf",),
+    "__eq__": (None,),
+    "__ne__": (None,),
+    "union": (),
+    "intersection": (),
+    "__reduce_ex__": (5,),
+    "__deepcopy__": ({},),
 }
-NOT_ABOUT_STATE = {"from_bytes", "load", "from_params", "__init__", "__init_subclass__", "__new__", "__class__",
-                   "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__",
-                   "__sizeof__", "__getstate__", "__reduce__", "__hash__", "__str__", "__lt__", "__le__", "__gt__",
-                   "__ge__", "__ior__", "__iand__", "__or__", "__and__", "_repr_html_"}
+NOT_ABOUT_STATE = {
+    "from_bytes",
+    "load",
+    "from_params",
+    "__init__",
+    "__init_subclass__",
+    "__new__",
+    "__class__",
+    "__subclasshook__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__dir__",
+    "__format__",
+    "__sizeof__",
+    "__getstate__",
+    "__reduce__",
+    "__hash__",
+    "__str__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__ior__",
+    "__iand__",
+    "__or__",
+    "__and__",
+    "_repr_html_",
+}
 
 
 def public_surface(cls):
@@ -192,7 +230,10 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
         instance = cls.__new__(cls)
         attribute = inspect.getattr_static(cls, name)
         with pytest.raises(TypeError, match=rf"^{cls.__name__} object is not initialised \(__init__ was not called\)$"):
-            if isinstance(attribute, property) or type(attribute).__name__ in ("getset_descriptor", "member_descriptor"):
+            if isinstance(attribute, property) or type(attribute).__name__ in (
+                "getset_descriptor",
+                "member_descriptor",
+            ):
                 getattr(instance, name)
             else:
                 value = getattr(instance, name)

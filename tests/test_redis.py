@@ -11,8 +11,9 @@ import bloomkit
 from support import fpr_upper_bound, url_keys
 
 redis = pytest.importorskip("redis")
-from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
 from redis_server import running_redis  # noqa: E402
+
+from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -103,7 +104,9 @@ def test_bad_key_sends_nothing(client):
 def test_second_process_with_other_parameters_gets_clear_error(client):
     RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)
     RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)  # same parameters: fine
-    with pytest.raises(ValueError, match=r"already holds a Bloom filter with other parameters: .*error_rate=0\.01 \(asked 0\.001\)"):
+    with pytest.raises(
+        ValueError, match=r"already holds a Bloom filter with other parameters: .*error_rate=0\.01 \(asked 0\.001\)"
+    ):
         RedisBloomFilter(client, "shared", 1000, 0.001, seed=1)
     with pytest.raises(ValueError, match=r"seed=1 \(asked 2\)"):
         RedisBloomFilter(client, "shared", 1000, 0.01, seed=2)

@@ -11,10 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -297,9 +297,7 @@ class FloatKeys {
         std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
         return static_cast<double>(v);
     }
-    Hash128 hash(size_t i, uint32_t seed) const {
-        return murmur3_x64_128_u64(canonical_float(value(i)), seed);
-    }
+    Hash128 hash(size_t i, uint32_t seed) const { return murmur3_x64_128_u64(canonical_float(value(i)), seed); }
 
   private:
     const uint8_t* base_;

@@ -13,8 +13,12 @@ def register(commands) -> None:
         help="size a filter for a capacity and error rate",
         description="Print the size and parameters of filters for CAPACITY keys at ERROR_RATE.",
     )
-    parser.add_argument("--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys, e.g. 1e9")
-    parser.add_argument("--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 1e-4")
+    parser.add_argument(
+        "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys, e.g. 1e9"
+    )
+    parser.add_argument(
+        "--error-rate", type=_args.rate, metavar="P", required=True, help="target false-positive rate, e.g. 1e-4"
+    )
     parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
     parser.set_defaults(handler=run)
 
