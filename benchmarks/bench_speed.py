@@ -38,9 +38,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-
 import _common as C  # noqa: E402
+import numpy as np  # noqa: E402
 
 P = 0.01
 PEER_LIST_CAP = 10_000_000
@@ -225,7 +224,7 @@ def numpy_batch_scenarios(bk, peers, layouts, n, repeats, report, seed):
     peer_n = min(n, PEER_LIST_CAP)
     peer_keys = keys[:peer_n].tolist() if peers else []
     for op in ("add", "lookup"):
-        contenders, counts, names_bk, gathers = {}, {}, [], {}
+        contenders, counts, names_bk = {}, {}, []
         filters = {}
         for layout in layouts:
             name = f"bloomkit {layout}"

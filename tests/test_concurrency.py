@@ -41,6 +41,7 @@ def test_every_operation_concurrently(cls):
         def run():
             for j in range(0, len(chunk), 5_000):
                 f.add_many(chunk[j : j + 5_000]) if j % 10_000 else f.update(chunk[j : j + 5_000])
+
         return run
 
     def scalar_writer():

@@ -12,12 +12,13 @@ import pickle
 import sys
 from pathlib import Path
 
-import bloomkit
 import pytest
+
+import bloomkit
 
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 sys.path.insert(0, str(FUZZ))
-import make_corpus
+import make_corpus  # noqa: E402  (found through the sys.path entry above)
 
 REGRESSIONS = sorted((FUZZ / "regressions").glob("*"))
 

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
-import bloomkit
 import pytest
+
+import bloomkit
 from support import make_frame, split_frame
 
 U64_MAX = 2**64 - 1
@@ -144,7 +145,9 @@ def test_load_rejects_a_file_shorter_or_longer_than_declared(tmp_path):
     frame = bloomkit.BloomFilter(100).to_bytes()
     path = tmp_path / "f.bkf"
     path.write_bytes(frame[:-1])
-    with pytest.raises(ValueError, match=rf"declares a {len(frame)}-byte filter but the file has {len(frame) - 1} bytes"):
+    with pytest.raises(
+        ValueError, match=rf"declares a {len(frame)}-byte filter but the file has {len(frame) - 1} bytes"
+    ):
         bloomkit.load(path)
     path.write_bytes(frame + b"x")
     with pytest.raises(ValueError, match="truncated or extended"):
@@ -173,9 +176,7 @@ def test_header_declaring_an_impossible_length_is_refused():
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "bloomkit", *args], capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, "-m", "bloomkit", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_cli_info_on_dev_zero_fails_fast():

@@ -38,8 +38,11 @@ def spark(tmp_path_factory):
     jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
     classes = str(tmp_path_factory.mktemp("spark_jvm"))
     sketch_jar = glob.glob(os.path.join(jars, "spark-sketch*.jar"))
-    subprocess.run([javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
+        check=True,
+        capture_output=True,
+    )
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession

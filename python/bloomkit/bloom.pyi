@@ -4,9 +4,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._base import FilterBase, _Keys
-from .spark_sketch import SparkBloomFilter
+from ._base import FilterBase
 from .calc import _Count, _Layout
+from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
@@ -31,7 +31,9 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         hashing: Literal["bloomkit"] = "bloomkit",
     ) -> None: ...
     @classmethod
-    def from_params(cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic") -> BloomFilter: ...
+    def from_params(
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic"
+    ) -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
     def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...

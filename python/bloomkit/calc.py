@@ -281,7 +281,9 @@ def cuckoo_false_positive_rate(fingerprint_bits: int, bucket_size: int = 4, load
     return stage_false_positive_rate(fingerprint_bits, 0, bucket_size, load_factor)
 
 
-def stage_false_positive_rate(fingerprint_bits: int, stage: int, bucket_size: int = 4, load_factor: float = 1.0) -> float:
+def stage_false_positive_rate(
+    fingerprint_bits: int, stage: int, bucket_size: int = 4, load_factor: float = 1.0
+) -> float:
     """The bound of :func:`cuckoo_false_positive_rate` for stage ``s`` of a grown filter.
 
     Stage ``s`` stores ``f + s``-bit fingerprints that refine the stage-0

@@ -128,8 +128,8 @@ TEST_CASE("corrupt cuckoo frames are rejected") { check_rejects_corruption(cucko
 
 TEST_CASE("a frame of another type is refused by name") {
     const auto frame = bloom_frame();
-    CHECK_THROWS_WITH_AS(CuckooFilter::deserialize(frame.data(), frame.size()),
-                         doctest::Contains("not a"), FormatError);
+    CHECK_THROWS_WITH_AS(CuckooFilter::deserialize(frame.data(), frame.size()), doctest::Contains("not a"),
+                         FormatError);
 }
 
 TEST_CASE("valid checksum, invalid Bloom params: each field is checked before allocation") {
@@ -143,8 +143,7 @@ TEST_CASE("valid checksum, invalid Bloom params: each field is checked before al
     CHECK_THROWS_WITH_AS(load(frame_with(FilterType::Bloom, bloom_params(64, 3, 10, 1.5), 8)),
                          doctest::Contains("error_rate"), FormatError);
     // 2^63 bits claimed with an 8-byte payload: rejected by length, not by a huge allocation.
-    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(uint64_t(1) << 63, 3, 10, 0.01), 8)),
-                    FormatError);
+    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(uint64_t(1) << 63, 3, 10, 0.01), 8)), FormatError);
     // Payload one word short.
     CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(128, 3, 10, 0.01), 8)), FormatError);
     // The exact payload loads.

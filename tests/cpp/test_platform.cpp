@@ -58,8 +58,16 @@ uint64_t reference_bswap(uint64_t x) {
 }
 
 std::vector<uint64_t> samples() {
-    std::vector<uint64_t> values = {0, 1, 2, 3, 0xffffffffULL, 0x100000000ULL, ~uint64_t(0), uint64_t(1) << 63,
-                                    0x8000000000000001ULL, 0x0123456789abcdefULL};
+    std::vector<uint64_t> values = {0,
+                                    1,
+                                    2,
+                                    3,
+                                    0xffffffffULL,
+                                    0x100000000ULL,
+                                    ~uint64_t(0),
+                                    uint64_t(1) << 63,
+                                    0x8000000000000001ULL,
+                                    0x0123456789abcdefULL};
     for (uint64_t v : bloomkit_test::distinct_keys(5000, 9)) {
         values.push_back(v);
         values.push_back(v >> (v % 64));  // small and sparse values too

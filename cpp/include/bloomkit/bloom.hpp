@@ -233,11 +233,11 @@ class BloomFilter {
             throw std::invalid_argument(std::string(operation) + " needs filters with equal layouts; got '" +
                                         layout_name(layout()) + "' and '" + layout_name(other.layout()) + "'");
         if (!geometry_.compatible(other.geometry_))
-            throw std::invalid_argument(
-                std::string(operation) + " needs filters with equal num_bits, num_hashes and seed; got (" +
-                std::to_string(num_bits()) + ", " + std::to_string(num_hashes()) + ", " + std::to_string(seed()) +
-                ") and (" + std::to_string(other.num_bits()) + ", " + std::to_string(other.num_hashes()) + ", " +
-                std::to_string(other.seed()) + ")");
+            throw std::invalid_argument(std::string(operation) +
+                                        " needs filters with equal num_bits, num_hashes and seed; got (" +
+                                        std::to_string(num_bits()) + ", " + std::to_string(num_hashes()) + ", " +
+                                        std::to_string(seed()) + ") and (" + std::to_string(other.num_bits()) + ", " +
+                                        std::to_string(other.num_hashes()) + ", " + std::to_string(other.seed()) + ")");
     }
 
     void union_with(const BloomFilter& other) {

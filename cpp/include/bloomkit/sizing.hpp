@@ -344,8 +344,8 @@ inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
         return classic_false_positive_rate(m, static_cast<double>(items), classic_optimal_hashes(num_bits, items)) <=
                error_rate;
     };
-    uint64_t n = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 /
-                                                                         -std::log(error_rate))));
+    uint64_t n = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 / -std::log(error_rate))));
     while (n > 0 && !fits(n)) --n;
     while (fits(n + 1)) ++n;
     return n;
@@ -365,7 +365,7 @@ struct CuckooLoad {
     double spread;
 };
 inline CuckooLoad cuckoo_sizing_load(unsigned bucket_size) {
-    static const CuckooLoad table[] = {{0.83, 2.0}, {0.90, 1.5},  {0.93, 1.0},  {0.95, 0.8},
+    static const CuckooLoad table[] = {{0.83, 2.0},  {0.90, 1.5}, {0.93, 1.0}, {0.95, 0.8},
                                        {0.955, 0.8}, {0.96, 0.7}, {0.965, 0.6}};
     if (bucket_size < kCuckooMinBucketSize || bucket_size > kCuckooMaxBucketSize)
         throw std::invalid_argument("bucket_size must be in [2, 8], got " + std::to_string(bucket_size));
@@ -435,10 +435,10 @@ inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned buc
                 const unsigned needed = cuckoo_size(capacity, error_rate, bucket_size, 0, auto_grow).fingerprint_bits;
                 char text[64];
                 std::snprintf(text, sizeof text, "%.3g", bound);
-                throw std::invalid_argument("fingerprint_bits=" + std::to_string(f) +
-                                            " bounds the false-positive rate by " + text + ", above error_rate=" +
-                                            detail::format_repr(error_rate) + "; use at least " +
-                                            std::to_string(needed) + " bits or omit one of the two");
+                throw std::invalid_argument(
+                    "fingerprint_bits=" + std::to_string(f) + " bounds the false-positive rate by " + text +
+                    ", above error_rate=" + detail::format_repr(error_rate) + "; use at least " +
+                    std::to_string(needed) + " bits or omit one of the two");
             }
         }
     } else {
@@ -451,10 +451,10 @@ inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned buc
         if (f > kCuckooMaxFingerprintBits) {
             char text[64];
             std::snprintf(text, sizeof text, "%.3g", cuckoo_bound(kCuckooMaxFingerprintBits, bucket_size, auto_grow));
-            throw std::invalid_argument("error_rate=" + detail::format_repr(error_rate) +
-                                        " needs fingerprints wider than 32 bits with bucket_size=" +
-                                        std::to_string(bucket_size) + (auto_grow ? " and auto_grow" : "") +
-                                        "; the lowest supported rate is " + text);
+            throw std::invalid_argument(
+                "error_rate=" + detail::format_repr(error_rate) +
+                " needs fingerprints wider than 32 bits with bucket_size=" + std::to_string(bucket_size) +
+                (auto_grow ? " and auto_grow" : "") + "; the lowest supported rate is " + text);
         }
     }
     const uint64_t num_buckets = cuckoo_num_buckets(capacity, bucket_size);
