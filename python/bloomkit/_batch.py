@@ -182,8 +182,10 @@ def _arrow_batches(keys, combine_chunks: bool = False) -> list:
         buffers = keys.buffers()
         raw_views = np.frombuffer(buffers[1], dtype=np.uint8) if buffers[1] is not None else np.zeros(0, np.uint8)
         views = raw_views[keys.offset * 16 : (keys.offset + len(keys)) * 16]
-        data = [np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8) for b in buffers[2:]]
-        return [_core.ViewBatch(views, data)]
+        data_buffers = [
+            np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8) for b in buffers[2:]
+        ]
+        return [_core.ViewBatch(views, data_buffers)]
     if (
         pa.types.is_integer(arrow_type)
         or pa.types.is_floating(arrow_type)

@@ -226,7 +226,7 @@ inline BloomSize classic_size(uint64_t capacity, double error_rate) {
         char text[64];
         std::snprintf(text, sizeof text, "%.0f", bits);
         throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) + " at error_rate " +
-                                    detail::format_repr(error_rate) + " needs " + detail::with_commas(text) +
+                                    detail::format_repr(error_rate) + " needs about " + detail::with_commas(text) +
                                     " bits; at most 2**63 - 1 are supported (a ScalableBloomFilter, or several "
                                     "filters, can hold more keys)");
     }
