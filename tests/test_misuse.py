@@ -174,7 +174,7 @@ ARGUMENTS = {
     "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},), "add_new_many": (["k"],),
     "add_new": ("k",), "positions": (["k"],), "to_redis": (None,), "to_spark_bytes": (),
 }
-NOT_ABOUT_STATE = {"from_bytes", "load", "from_params", "from_spark_bytes", "from_redis", "from_arrow", "__init__", "__init_subclass__", "__new__", "__class__",
+NOT_ABOUT_STATE = {"from_bytes", "load", "open", "from_params", "from_spark_bytes", "from_redis", "from_arrow", "__init__", "__init_subclass__", "__new__", "__class__",
                    "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__",
                    "__sizeof__", "__getstate__", "__reduce__", "__hash__", "__str__", "__lt__", "__le__", "__gt__",
                    "__ge__", "__ior__", "__iand__", "__or__", "__and__", "_repr_html_"}
