@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _common as C  # noqa: E402
 
+
 def bloomkit_specs(BloomFilter) -> list[C.Spec]:
     if BloomFilter is None:
         return []

@@ -146,9 +146,10 @@ def main() -> int:
                 previous["seconds"] = min(previous["seconds"], result["seconds"])
                 previous["peak_growth_mib"] = min(previous["peak_growth_mib"], result["peak_growth_mib"])
 
-    import bloomkit
     import pandas
     import polars
+
+    import bloomkit
 
     lines = [
         f"# dedup_mask vs pandas and polars, {args.rows:,} rows",

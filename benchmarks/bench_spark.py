@@ -38,7 +38,6 @@ def main():
     args = parser.parse_args()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    import numpy as np
     import pyspark
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F

@@ -92,6 +92,8 @@ def write(path: str, seed: int = SEED, lines: int = LINES) -> None:
 
 
 if __name__ == "__main__":
-    target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "urls.txt.gz")
+    target = (
+        sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "urls.txt.gz")
+    )
     write(target)
     print(f"wrote {target} ({os.path.getsize(target):,} bytes)")

@@ -18,7 +18,9 @@ def pytest_configure(config):
     # markers when it runs from a copy of tests/ against an installed wheel
     # (.ci/wheel.sh, cibuildwheel).
     config.addinivalue_line("markers", "statistical: large-sample accuracy checks (slower; CI runs them)")
-    config.addinivalue_line("markers", "integration: needs an external component (Redis, Spark, Scrapy); CI requires it")
+    config.addinivalue_line(
+        "markers", "integration: needs an external component (Redis, Spark, Scrapy); CI requires it"
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)

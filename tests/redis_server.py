@@ -31,9 +31,22 @@ def running_redis(extra_args=(), executable=None):
     port = free_port()
     with tempfile.TemporaryDirectory() as workdir:
         process = subprocess.Popen(
-            [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", workdir, *extra_args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                executable,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                workdir,
+                *extra_args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url)

@@ -42,13 +42,15 @@ class SiteSpider(scrapy.Spider):
 
 if __name__ == "__main__":
     start, out, settings = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    process = CrawlerProcess(settings={
-        "ROBOTSTXT_OBEY": False,
-        "TELNETCONSOLE_ENABLED": False,
-        "CONCURRENT_REQUESTS": 16,
-        "RETRY_ENABLED": False,
-        "LOG_LEVEL": "INFO",
-        **settings,
-    })
+    process = CrawlerProcess(
+        settings={
+            "ROBOTSTXT_OBEY": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "CONCURRENT_REQUESTS": 16,
+            "RETRY_ENABLED": False,
+            "LOG_LEVEL": "INFO",
+            **settings,
+        }
+    )
     process.crawl(SiteSpider, start=start, out=out)
     process.start()

@@ -225,5 +225,7 @@ def fuzz_corruptions(blob: bytes, loader: str, trials: int = 3000, seed: int = 1
     result = subprocess.run(
         [sys.executable, "-c", script], input=blob.hex(), capture_output=True, text=True, timeout=600
     )
-    assert result.returncode == 0, f"fuzzing crashed or accepted corrupt data: rc={result.returncode}\n{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, (
+        f"fuzzing crashed or accepted corrupt data: rc={result.returncode}\n{result.stdout}\n{result.stderr}"
+    )
     return result.stdout

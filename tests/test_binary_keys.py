@@ -51,7 +51,10 @@ def test_rows_and_views_hash_like_bytes():
 def test_s_array_with_binary_data_warns_and_points_to_the_lossless_forms():
     array = np.array(digests(1000), dtype="S16")
     f = bloomkit.BloomFilter(10_000)
-    with pytest.warns(UserWarning, match=r"holds binary data .* NumPy 'S' items drop trailing NUL bytes.*view\('V16'\) or as a 2-D uint8 array"):
+    with pytest.warns(
+        UserWarning,
+        match=r"holds binary data .* NumPy 'S' items drop trailing NUL bytes.*view\('V16'\) or as a 2-D uint8 array",
+    ):
         f.update(array)
 
 
@@ -69,7 +72,10 @@ def test_bad_binary_batches_are_refused():
     f = bloomkit.BloomFilter(100)
     with pytest.raises(ValueError, match="needs contiguous rows"):
         f.update(np.zeros((4, 8), dtype=np.uint8)[:, ::2])
-    with pytest.raises(ValueError, match=r"key arrays must be 1-D \(or 2-D uint8, one binary key per row\), got a 2-D array of dtype 'int32'"):
+    with pytest.raises(
+        ValueError,
+        match=r"key arrays must be 1-D \(or 2-D uint8, one binary key per row\), got a 2-D array of dtype 'int32'",
+    ):
         f.update(np.zeros((4, 8), dtype=np.int32))
     with pytest.raises(TypeError, match="structured dtype"):
         f.update(np.zeros(3, dtype=[("a", "u1"), ("b", "u2")]))

@@ -109,7 +109,14 @@ def test_repr_shows_state_and_human_size():
 
 def test_human_sizes():
     assert [_display.human_size(n) for n in (0, 1023, 1024, 1536, 10 * 2**20, 5 * 2**30, 1023 * 2**20, 2**20 - 9)] == [
-        "0 B", "1023 B", "1 KiB", "1.5 KiB", "10 MiB", "5 GiB", "1,023 MiB", "1 MiB",
+        "0 B",
+        "1023 B",
+        "1 KiB",
+        "1.5 KiB",
+        "10 MiB",
+        "5 GiB",
+        "1,023 MiB",
+        "1 MiB",
     ]
 
 

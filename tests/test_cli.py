@@ -90,7 +90,9 @@ def is_subsequence(small, big):
 def test_console_script_is_installed_and_runs():
     script = Path(sys.executable).with_name("bloomkit")
     assert script.exists(), "pip install . must install the bloomkit console script"
-    result = subprocess.run([str(script), "calc", "--capacity", "1e6", "--error-rate", "0.01"], capture_output=True, text=True)
+    result = subprocess.run(
+        [str(script), "calc", "--capacity", "1e6", "--error-rate", "0.01"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     params = bloomkit.bloom_params(1_000_000, 0.01)
     assert f"{params.num_bits:,}" in result.stdout
@@ -173,8 +175,16 @@ def test_dedup_filter_resumes_across_runs(tmp_path):
     lines = dup_stream(5_000, 3, seed=4)
     half = len(lines) // 2
     state = tmp_path / "seen.bk"
-    first = run_cli("dedup", "--filter", state, "--capacity", 20_000, "--error-rate", 1e-9,
-                    input=b"".join(line + b"\n" for line in lines[:half]))
+    first = run_cli(
+        "dedup",
+        "--filter",
+        state,
+        "--capacity",
+        20_000,
+        "--error-rate",
+        1e-9,
+        input=b"".join(line + b"\n" for line in lines[:half]),
+    )
     assert first.returncode == 0, first.stderr
     assert state.exists()
     # The second run loads the filter; --capacity is not needed any more.
@@ -252,7 +262,9 @@ def test_dedup_interrupt_saves_a_filter_matching_the_output(tmp_path, signum):
     state = tmp_path / "seen.bk"
     process = subprocess.Popen(
         [sys.executable, "-m", "bloomkit", "dedup", "--filter", str(state), "--capacity", "1000"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     process.stdin.write(b"a\nb\na\n")
     process.stdin.flush()
@@ -273,8 +285,19 @@ def test_dedup_interrupt_saves_a_filter_matching_the_output(tmp_path, signum):
 
 def test_dedup_stops_quietly_when_the_reader_goes_away():
     process = subprocess.Popen(
-        [sys.executable, "-m", "bloomkit", "dedup", str(EXAMPLES / "urls.txt.gz"), "--capacity", "300000", "--block-size", "4096"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "bloomkit",
+            "dedup",
+            str(EXAMPLES / "urls.txt.gz"),
+            "--capacity",
+            "300000",
+            "--block-size",
+            "4096",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     process.stdout.readline()
     process.stdout.close()  # like `| head -1`
@@ -298,7 +321,9 @@ def run_under_pty(args, timeout=60):
     master, slave = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "bloomkit", *map(str, args)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
     )
     os.close(slave)
     shown = b""
@@ -392,7 +417,10 @@ def test_build_int_keys_match_python_ints(tmp_path):
 
 @pytest.mark.parametrize(
     "text, message",
-    [(b"1\n2\nthree\n", "line 3: not an integer: 'three'"), (b"1\n18446744073709551616\n", "line 2: integer 18446744073709551616 is outside")],
+    [
+        (b"1\n2\nthree\n", "line 3: not an integer: 'three'"),
+        (b"1\n18446744073709551616\n", "line 2: integer 18446744073709551616 is outside"),
+    ],
 )
 def test_build_int_rejects_bad_lines_without_writing(tmp_path, text, message):
     out = tmp_path / "ids.bk"
@@ -405,14 +433,37 @@ def test_build_int_rejects_bad_lines_without_writing(tmp_path, text, message):
 
 
 def test_build_every_type(tmp_path):
-    names = {"bloom": "BloomFilter", "counting": "CountingBloomFilter", "cuckoo": "CuckooFilter", "scalable": "ScalableBloomFilter"}
+    names = {
+        "bloom": "BloomFilter",
+        "counting": "CountingBloomFilter",
+        "cuckoo": "CuckooFilter",
+        "scalable": "ScalableBloomFilter",
+    }
     for cli_name, class_name in names.items():
         out = tmp_path / f"{cli_name}.bk"
-        result = run_cli("build", "-", "-o", out, "--capacity", 1000, "--error-rate", 0.01, "--type", cli_name, input=b"a\nb\n")
+        result = run_cli(
+            "build", "-", "-o", out, "--capacity", 1000, "--error-rate", 0.01, "--type", cli_name, input=b"a\nb\n"
+        )
         assert result.returncode == 0, result.stderr
         assert type(bloomkit.load(out)).__name__ == class_name
         assert bloomkit.load(out).contains_many(["a", "b"]).all()
-    assert_clean_error(run_cli("build", "-", "-o", tmp_path / "x.bk", "--capacity", 10, "--error-rate", 0.01, "--type", "quotient", input=b"a\n"), "invalid choice", "'quotient'")
+    assert_clean_error(
+        run_cli(
+            "build",
+            "-",
+            "-o",
+            tmp_path / "x.bk",
+            "--capacity",
+            10,
+            "--error-rate",
+            0.01,
+            "--type",
+            "quotient",
+            input=b"a\n",
+        ),
+        "invalid choice",
+        "'quotient'",
+    )
 
 
 # ----------------------------------------------------------------- info / calc
@@ -434,7 +485,16 @@ def test_info_shows_the_summary(tmp_path):
     for label, value in f._summary().items():
         assert rows[label] == _display.format_field(label, value), label
     assert rows["nbytes"] == _display.human_size(f.nbytes) and rows["state"] == "within target"
-    for label in ("capacity", "error_rate", "num_bits", "num_hashes", "nbytes", "fill_ratio", "estimated_count", "estimated_fpr"):
+    for label in (
+        "capacity",
+        "error_rate",
+        "num_bits",
+        "num_hashes",
+        "nbytes",
+        "fill_ratio",
+        "estimated_count",
+        "estimated_fpr",
+    ):
         assert label in rows
     as_json = json.loads(run_cli("info", path, "--json").stdout)
     assert as_json["estimated_count"] == len(f)
@@ -492,8 +552,16 @@ def corrupt_variants(blob):
 
 @pytest.mark.parametrize(
     "command, variant",
-    [("info", "flipped"), ("info", "truncated"), ("info", "garbage"), ("info", "empty"),
-     ("query", "flipped"), ("dedup", "truncated"), ("dedup", "flipped"), ("merge", "garbage")],
+    [
+        ("info", "flipped"),
+        ("info", "truncated"),
+        ("info", "garbage"),
+        ("info", "empty"),
+        ("query", "flipped"),
+        ("dedup", "truncated"),
+        ("dedup", "flipped"),
+        ("merge", "garbage"),
+    ],
 )
 def test_corrupt_filters_fail_cleanly(tmp_path, saved_filter, variant, command):
     bad = tmp_path / "bad.bk"
@@ -517,12 +585,21 @@ def test_corrupt_filters_fail_cleanly(tmp_path, saved_filter, variant, command):
     "args, message",
     [
         (["dedup", "--capacity", "10", "missing.txt"], "missing.txt: No such file or directory"),
-        (["build", "missing.txt", "-o", "x.bk", "--capacity", "10", "--error-rate", "0.1"], "missing.txt: No such file or directory"),
+        (
+            ["build", "missing.txt", "-o", "x.bk", "--capacity", "10", "--error-rate", "0.1"],
+            "missing.txt: No such file or directory",
+        ),
         (["query", "missing.bk", "-k", "a"], "cannot read filter missing.bk: No such file or directory"),
         (["info", "."], "is a directory"),
         (["dedup", "--capacity", "10", "."], ".: is a directory"),
-        (["build", "-", "-o", "no/such/dir/x.bk", "--capacity", "10", "--error-rate", "0.1"], "cannot write filter no/such/dir/x.bk"),
-        (["dedup", "--capacity", "10", "--save", "no/dir/x.bk"], "cannot write filter no/dir/x.bk: No such file or directory"),
+        (
+            ["build", "-", "-o", "no/such/dir/x.bk", "--capacity", "10", "--error-rate", "0.1"],
+            "cannot write filter no/such/dir/x.bk",
+        ),
+        (
+            ["dedup", "--capacity", "10", "--save", "no/dir/x.bk"],
+            "cannot write filter no/dir/x.bk: No such file or directory",
+        ),
     ],
 )
 def test_missing_and_unwritable_files_fail_cleanly(tmp_path, args, message):

@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 import zstandard
+from test_cli import assert_clean_error, exact_dedup, run_cli
 
 import bloomkit
 from bloomkit.cli import _args
-from test_cli import assert_clean_error, exact_dedup, run_cli
 
 LINES = [b"https://example.com/%d" % (i % 700) for i in range(3000)]
 TEXT = b"\n".join(LINES) + b"\n"
@@ -26,8 +26,9 @@ COMPRESSORS = {
     "xz": lzma.compress,
     "bzip2": bz2.compress,
     "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
-    "zstd, two frames": lambda data: zstandard.ZstdCompressor().compress(data[:5000])
-    + zstandard.ZstdCompressor().compress(data[5000:]),
+    "zstd, two frames": lambda data: (
+        zstandard.ZstdCompressor().compress(data[:5000]) + zstandard.ZstdCompressor().compress(data[5000:])
+    ),
 }
 
 
@@ -66,7 +67,9 @@ def test_binary_and_archive_inputs(tmp_path):
     assert "blob.bin: looks like binary data (NUL bytes)" in result.stderr.decode()
     wrong = tmp_path / "text.zst"
     wrong.write_bytes(b"hello\n")
-    assert_clean_error(run_cli("dedup", "--capacity", 10, wrong), "text.zst: cannot read: not zstd data, though the name ends in .zst")
+    assert_clean_error(
+        run_cli("dedup", "--capacity", 10, wrong), "text.zst: cannot read: not zstd data, though the name ends in .zst"
+    )
     broken = tmp_path / "broken.zst"
     broken.write_bytes(zstandard.ZstdCompressor().compress(TEXT)[:-40])
     assert_clean_error(run_cli("dedup", "--capacity", 10, broken), "broken.zst: cannot read")
@@ -88,7 +91,9 @@ def test_dedup_stats_json_has_the_keys_of_info_json(tmp_path):
     result = run_cli("dedup", "--capacity", 1000, "--stats-json", to_file, input=TEXT)
     assert result.stderr == b"" and json.loads(to_file.read_text())["lines_out"] == 700
     nowhere = tmp_path / "missing-dir" / "stats.json"
-    assert_clean_error(run_cli("dedup", "--capacity", 1000, "--stats-json", nowhere, input=TEXT), "cannot write --stats-json")
+    assert_clean_error(
+        run_cli("dedup", "--capacity", 1000, "--stats-json", nowhere, input=TEXT), "cannot write --stats-json"
+    )
 
 
 def test_over_capacity_is_visible_in_stats_json():
@@ -107,9 +112,14 @@ def test_scalable_stats_show_the_compound_rate_next_to_the_target():
     assert "keys inserted as new (exact)" in text and "state" in text
 
 
-@pytest.mark.parametrize("given", [("--capacity", "1e6", "--error-rate", "1e-3"),
-                                   ("--memory", "1MiB", "--error-rate", "1e-3"),
-                                   ("--memory", "1MiB", "--capacity", "1e6")])
+@pytest.mark.parametrize(
+    "given",
+    [
+        ("--capacity", "1e6", "--error-rate", "1e-3"),
+        ("--memory", "1MiB", "--error-rate", "1e-3"),
+        ("--memory", "1MiB", "--capacity", "1e6"),
+    ],
+)
 def test_calc_in_every_direction(given):
     result = run_cli("calc", *given)
     assert result.returncode == 0, result.stderr

@@ -41,6 +41,7 @@ def test_every_operation_concurrently(cls):
         def run():
             for j in range(0, len(chunk), 5_000):
                 f.add_many(chunk[j : j + 5_000]) if j % 10_000 else f.update(chunk[j : j + 5_000])
+
         return run
 
     def scalar_writer():
@@ -83,7 +84,7 @@ def test_bloom_and_counting_results_equal_a_sequential_build():
     for cls in (bloomkit.BloomFilter, bloomkit.CountingBloomFilter):
         f = cls(200_000, 0.01)
         chunks = [np.arange(i * 30_000, (i + 1) * 30_000, dtype=np.int64) for i in range(4)]
-        run_threads([lambda c=c: [f.update(c[j : j + 3_000]) for j in range(0, len(c), 3_000)] for c in chunks])
+        run_threads([lambda c=c, f=f: [f.update(c[j : j + 3_000]) for j in range(0, len(c), 3_000)] for c in chunks])
         reference = cls(200_000, 0.01)
         for chunk in chunks:
             reference.update(chunk)

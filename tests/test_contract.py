@@ -167,7 +167,11 @@ BAD_INPUT = [
     (lambda f: 1j in f, TypeError, "key has unsupported type 'complex'"),
     (lambda f: f.add_many(["a", b"b", 3, 4j]), TypeError, "key at index 3 has unsupported type 'complex'"),
     (lambda f: f.update(["new-1", "new-2", None]), TypeError, "key at index 2 has unsupported type 'NoneType'"),
-    (lambda f: f.add_many(np.zeros((3, 1), np.int64)), ValueError, r"key arrays must be 1-D \(or 2-D uint8, one binary key per row\), got a 2-D array"),
+    (
+        lambda f: f.add_many(np.zeros((3, 1), np.int64)),
+        ValueError,
+        r"key arrays must be 1-D \(or 2-D uint8, one binary key per row\), got a 2-D array",
+    ),
     (lambda f: f.add_many(np.array([1j])), TypeError, "unsupported key array dtype 'complex128'"),
     (lambda f: f.update(b"bytes"), TypeError, "expected an iterable of keys, got a single 'bytes'"),
     (lambda f: f.add_many("abc"), TypeError, "expected an iterable of keys, got a single 'str'"),

@@ -301,7 +301,9 @@ def test_union_saturates():
 def test_union_of_incompatible_filters_is_value_error(other):
     a = filled(["x"])
     before = a.to_bytes()
-    with pytest.raises(ValueError, match="union needs counting filters with equal num_bits, num_hashes, seed and counter_bits"):
+    with pytest.raises(
+        ValueError, match="union needs counting filters with equal num_bits, num_hashes, seed and counter_bits"
+    ):
         a | other()
     with pytest.raises(ValueError, match="union needs counting filters"):
         a |= other()
@@ -339,7 +341,9 @@ def test_fill_ratio_and_estimated_fpr():
 def test_repr_and_html_show_parameters_fill_count_and_fpr():
     f = filled(range(100), counter_bits=8)
     text = repr(f)
-    assert text.startswith("<CountingBloomFilter capacity=1,000 error_rate=0.01 num_bits=9,586 num_hashes=7 counter_bits=8")
+    assert text.startswith(
+        "<CountingBloomFilter capacity=1,000 error_rate=0.01 num_bits=9,586 num_hashes=7 counter_bits=8"
+    )
     assert "estimated_count=100" in text and "fill_ratio=" in text and "estimated_fpr=" in text
     html = f._repr_html_()
     assert "<table" in html and "counter_bits" in html and "estimated_fpr" in html

@@ -99,7 +99,9 @@ def test_explicit_fingerprint_bits_and_error_rate():
     assert f.error_rate == calc.cuckoo_false_positive_rate(16, 4) == pytest.approx(8 / 65535, rel=1e-3)
     g = CuckooFilter(1000, 0.01, fingerprint_bits=12)
     assert (g.error_rate, g.fingerprint_bits) == (0.01, 12)
-    with pytest.raises(ValueError, match=r"fingerprint_bits=8 bounds the false-positive rate by 0\.0309.*use at least 10 bits"):
+    with pytest.raises(
+        ValueError, match=r"fingerprint_bits=8 bounds the false-positive rate by 0\.0309.*use at least 10 bits"
+    ):
         CuckooFilter(1000, 0.01, fingerprint_bits=8)
     with pytest.raises(TypeError, match="needs error_rate or fingerprint_bits"):
         cuckoo_params(1000, None)
@@ -238,7 +240,9 @@ def test_fill_until_full_keeps_every_key(seed):
     assert [f._stages[0][3]] == [True]  # the last walk's fingerprint sits in the victim slot
     before = f.to_bytes()
     slots = f.num_buckets * 4
-    with pytest.raises(FilterFullError, match=rf"^CuckooFilter is full \({added} fingerprints in {slots} slots\); remove keys") as info:
+    with pytest.raises(
+        FilterFullError, match=rf"^CuckooFilter is full \({added} fingerprints in {slots} slots\); remove keys"
+    ) as info:
         f.add(keys[added])
     assert isinstance(info.value, RuntimeError) and info.value.index is None
     with pytest.raises(FilterFullError):
@@ -249,7 +253,10 @@ def test_fill_until_full_keeps_every_key(seed):
 def test_add_many_partial_effect_is_exact():
     keys = np.arange(50_000, dtype=np.uint64)
     f = CuckooFilter(4000, seed=5)
-    with pytest.raises(FilterFullError, match=r"^key at index (\d+): CuckooFilter is full .*; keys before index \1 were inserted, this key and later ones were not$") as info:
+    with pytest.raises(
+        FilterFullError,
+        match=r"^key at index (\d+): CuckooFilter is full .*; keys before index \1 were inserted, this key and later ones were not$",
+    ) as info:
         f.add_many(keys)
     index = info.value.index
     assert index > 4000 and len(f) == index and f.is_full
@@ -349,7 +356,9 @@ def test_a_key_can_be_stored_2b_times(bucket_size):
         f.add("dup")
     assert f.count("dup") == limit
     before = f.to_bytes()
-    with pytest.raises(TooManyCopiesError, match=rf"a key can be stored at most 2\*bucket_size = {limit} times.*the filter is not full") as info:
+    with pytest.raises(
+        TooManyCopiesError, match=rf"a key can be stored at most 2\*bucket_size = {limit} times.*the filter is not full"
+    ) as info:
         f.add("dup")
     assert not isinstance(info.value, FilterFullError) and info.value.index is None
     assert f.to_bytes() == before and not f.is_full
@@ -514,7 +523,9 @@ def test_auto_grow_grows_instead_of_failing():
 def test_auto_grow_stops_at_32_bit_fingerprints():
     f = CuckooFilter(50, fingerprint_bits=31, auto_grow=True)
     keys = np.arange(10_000, dtype=np.uint64)
-    with pytest.raises(FilterFullError, match=r"CuckooFilter cannot grow past 2 stages \(fingerprints are at most 32 bits") as info:
+    with pytest.raises(
+        FilterFullError, match=r"CuckooFilter cannot grow past 2 stages \(fingerprints are at most 32 bits"
+    ) as info:
         f.update(keys)
     assert f.num_stages == 2 and f.contains_many(keys[: info.value.index]).all()
 
@@ -808,7 +819,10 @@ def test_validated_fields_are_rejected_even_with_a_valid_checksum(edit, message)
         (lambda d: patch(d, PAYLOAD_AT + 20, "<B", 0), "an unused victim slot must hold"),
         (lambda d: patch(d, PAYLOAD_AT + 16, "<I", 0), r"victim fingerprint 0 is outside \[1, 2\*\*12\)"),
         (lambda d: patch(d, PAYLOAD_AT + 16, "<I", 4096), r"victim fingerprint 4096 is outside \[1, 2\*\*12\)"),
-        (lambda d: patch(d, PAYLOAD_AT + 8, "<Q", 2**40), r"victim bucket 1099511627776 is outside the \d+-bucket table"),
+        (
+            lambda d: patch(d, PAYLOAD_AT + 8, "<Q", 2**40),
+            r"victim bucket 1099511627776 is outside the \d+-bucket table",
+        ),
         (lambda d: patch(d, PAYLOAD_AT, "<Q", 0), r"stage count 0 does not match the \d+ fingerprints stored"),
     ],
 )

@@ -13,19 +13,24 @@ import bloomkit
 
 
 def test_bloom_capacity_beyond_2_63_bits_is_a_value_error():
-    with pytest.raises(ValueError, match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs [\d,]+ bits; at most 2\*\*63 - 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs about [\d,]+ bits; at most 2\*\*63 - 1",
+    ):
         bloomkit.BloomFilter(2 * 10**18)
     with pytest.raises(ValueError, match="at most 2\\*\\*63 - 1"):
         bloomkit.CountingBloomFilter(2 * 10**18)
 
 
 def test_cuckoo_subnormal_error_rate_is_a_value_error():
-    with pytest.raises(ValueError, match=r"error_rate=1e-320 needs fingerprints wider than 32 bits"):
+    with pytest.raises(ValueError, match=r"error_rate=[\d.e-]+ needs fingerprints wider than 32 bits"):
         bloomkit.CuckooFilter(100, error_rate=1e-320)
 
 
 def test_allocation_failure_says_what_was_allocated():
-    with pytest.raises(MemoryError, match=r"^cannot allocate a bit array of \d+ bytes: only \d+ bytes of memory are available"):
+    with pytest.raises(
+        MemoryError, match=r"^cannot allocate a bit array of \d+ bytes: only \d+ bytes of memory are available"
+    ):
         bloomkit.BloomFilter.from_params(2**62, 3)
 
 
@@ -50,8 +55,11 @@ def run_cli(*args):
 
 @pytest.mark.parametrize("command", ["build", "query", "dedup"])
 def test_cli_block_size_too_large_is_a_usage_error(command, tmp_path):
-    extra = {"build": ["-o", str(tmp_path / "f.bkf"), "--capacity", "10", "--error-rate", "0.01"],
-             "query": [str(tmp_path / "f.bkf")], "dedup": []}[command]
+    extra = {
+        "build": ["-o", str(tmp_path / "f.bkf"), "--capacity", "10", "--error-rate", "0.01"],
+        "query": [str(tmp_path / "f.bkf")],
+        "dedup": [],
+    }[command]
     result = run_cli(command, *extra, "--block-size", "1e18")
     assert result.returncode == 2
     assert "argument --block-size: must be at most 1 GiB (1,073,741,824 bytes), got '1e18'" in result.stderr
@@ -75,7 +83,18 @@ def test_cli_memory_error_message_is_the_cores(tmp_path):
     keys.write_text("a\n")
     available = bloomkit._core.available_memory()
     capacity = min(int(available * 2), 2**62)
-    result = run_cli("build", "-o", str(tmp_path / "f.bkf"), "--type", "counting", "--capacity", str(capacity // 4),
-                     "--error-rate", "0.01", "-q", str(keys))
+    result = run_cli(
+        "build",
+        "-o",
+        str(tmp_path / "f.bkf"),
+        "--type",
+        "counting",
+        "--capacity",
+        str(capacity // 4),
+        "--error-rate",
+        "0.01",
+        "-q",
+        str(keys),
+    )
     assert result.returncode == 2
     assert "more than the" in result.stderr and "GiB of memory available" in result.stderr

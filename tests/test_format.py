@@ -129,11 +129,11 @@ def test_padding_bits_beyond_num_bits_are_rejected():
 
 
 def test_absurd_sizes_are_rejected_without_allocating():
-    # A tiny frame claiming 2**63 bits must fail on the length check, not by
+    # A tiny frame claiming 2**63 - 1 bits (the most num_bits may be) must fail on the length check, not by
     # trying to allocate an exabyte.
     data = sample().to_bytes()
     header = data[:24]
-    params = struct.pack("<QIIQdII", 2**63, 3, 0, 10, 0.01, 0, 0)  # 24 + 40: payload at 64, no padding
+    params = struct.pack("<QIIQdII", 2**63 - 1, 3, 0, 10, 0.01, 0, 0)  # 24 + 40: payload at 64, no padding
     forged = reseal(header[:12] + struct.pack("<IQ", len(params), 8) + params + b"\0" * 8 + b"\0" * 8)
     with pytest.raises(ValueError, match="payload is 8 bytes but num_bits"):
         BloomFilter.from_bytes(forged)

@@ -128,7 +128,9 @@ def test_return_types():
     values = ["a", "b", "a"]
     series = pd.Series(values, index=["x", "y", "z"])
     mask = bloomkit.dedup_mask(series)
-    assert isinstance(mask, pd.Series) and mask.index.tolist() == ["x", "y", "z"] and mask.tolist() == [True, True, False]
+    assert (
+        isinstance(mask, pd.Series) and mask.index.tolist() == ["x", "y", "z"] and mask.tolist() == [True, True, False]
+    )
     assert series[mask].tolist() == ["a", "b"]
     for container in (np.array(values), pa.array(values), pl.Series(values), values, pd.Index(values)):
         result = bloomkit.dedup_mask(container)
@@ -172,7 +174,9 @@ def test_arrow_capsule_inputs():
         assert np.array_equal(~f.add_many(container), expected), name
         assert f.contains_many(container).all(), name
     ints = pl.Series(np.arange(300) % 70)
-    assert np.array_equal(bloomkit.dedup_mask(ints, error_rate=EXACT), ~pd.Series(np.arange(300) % 70).duplicated().to_numpy())
+    assert np.array_equal(
+        bloomkit.dedup_mask(ints, error_rate=EXACT), ~pd.Series(np.arange(300) % 70).duplicated().to_numpy()
+    )
 
 
 def test_string_view_arrays_are_read_in_place():
@@ -238,8 +242,14 @@ def test_polars_series_is_not_iterated_in_python(monkeypatch):
 def test_tables_given_as_a_column_name_the_column_to_pass():
     f = bloomkit.BloomFilter(100, 0.01)
     cases = [
-        (pl.DataFrame({"url": ["a"], "n": [1]}), "polars DataFrame with columns ['url', 'n']: pass one column, e.g. frame['url']"),
-        (pa.table({"url": ["a"], "n": [1]}), "pyarrow Table with columns ['url', 'n']: pass one column, e.g. frame['url']"),
+        (
+            pl.DataFrame({"url": ["a"], "n": [1]}),
+            "polars DataFrame with columns ['url', 'n']: pass one column, e.g. frame['url']",
+        ),
+        (
+            pa.table({"url": ["a"], "n": [1]}),
+            "pyarrow Table with columns ['url', 'n']: pass one column, e.g. frame['url']",
+        ),
         (pa.record_batch({"url": ["a"]}), "pyarrow RecordBatch with columns ['url']"),
         (pd.DataFrame({"url": ["a"]}), "pandas DataFrame with columns ['url']"),
     ]
@@ -250,7 +260,11 @@ def test_tables_given_as_a_column_name_the_column_to_pass():
     duckdb = pytest.importorskip("duckdb")
     with pytest.raises(TypeError, match=r"struct with fields \['u', 'n'\]: pass one column"):
         f.update(duckdb.sql("select 'x' as u, 1 as n"))
-    assert bloomkit.dedup_mask(duckdb.sql("select * from (values ('x',1),('y',2),('x',1)) t(u,n)")).tolist() == [True, True, False]
+    assert bloomkit.dedup_mask(duckdb.sql("select * from (values ('x',1),('y',2),('x',1)) t(u,n)")).tolist() == [
+        True,
+        True,
+        False,
+    ]
 
 
 def test_arrow_nulls_are_refused():
@@ -288,7 +302,9 @@ def test_float_series_dedup_matches_pandas_with_nan():
     values[::17] = np.nan
     series = pd.Series(values)
     assert bloomkit.dedup_mask(series, error_rate=EXACT).equals(~series.duplicated())
-    assert np.array_equal(bloomkit.dedup_mask(pa.array(values, from_pandas=False), error_rate=EXACT), ~series.duplicated().to_numpy())
+    assert np.array_equal(
+        bloomkit.dedup_mask(pa.array(values, from_pandas=False), error_rate=EXACT), ~series.duplicated().to_numpy()
+    )
 
 
 def test_datetime_keys_are_nanoseconds_in_any_unit():
@@ -348,7 +364,9 @@ def test_object_batches_hold_o_block_digests_not_o_n():
         print((after - before) / 1024)
         """
     )
-    growth_mib = float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
+    growth_mib = float(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    )
     assert growth_mib < 12, growth_mib
 
 

@@ -23,7 +23,7 @@ import bloomkit
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(GOLDEN))
-import make_golden  # noqa: E402
+import make_golden  # noqa: E402  (found through the sys.path entry above)
 
 CASES = [
     (version.name, name, entry)
@@ -52,7 +52,15 @@ def test_golden_file_loads_and_answers_as_recorded(version, name, entry):
 
 def test_every_type_and_shape_is_pinned():
     names = {name for _, name, _ in CASES}
-    assert {"bloom", "counting-4", "counting-8", "counting-16", "scalable-grown", "cuckoo", "cuckoo-auto-grown"} <= names
+    assert {
+        "bloom",
+        "counting-4",
+        "counting-8",
+        "counting-16",
+        "scalable-grown",
+        "cuckoo",
+        "cuckoo-auto-grown",
+    } <= names
     grown = [entry for _, name, entry in CASES if name == "scalable-grown"]
     assert all(entry["params"]["num_slices"] >= 3 for entry in grown)
     stages = [entry for _, name, entry in CASES if name == "cuckoo-auto-grown"]
@@ -81,7 +89,10 @@ def test_format_md_test_vectors():
     bloom.add("a")
     cuckoo = bloomkit.CuckooFilter(4, fingerprint_bits=8, bucket_size=2)
     cuckoo.add("a")
-    for filter_, title in ((bloom, "`BloomFilter.from_params(64, 3, seed=0)`"), (cuckoo, "`CuckooFilter(4, fingerprint_bits=8")):
+    for filter_, title in (
+        (bloom, "`BloomFilter.from_params(64, 3, seed=0)`"),
+        (cuckoo, "`CuckooFilter(4, fingerprint_bits=8"),
+    ):
         vector = documented_vector(title)
         assert bloomkit.load(vector) == filter_
         if vector[8:10] == WRITTEN_VERSION:

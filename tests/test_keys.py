@@ -40,8 +40,18 @@ def test_equal_keys_across_kinds_hit_the_same_bits():
 
 
 def key_collections():
-    strings = ["", "a", "é", "日本", "🙂x", "https://example.com/?q=1", "trailing\x00nul\x00",
-               "abcdé", "abcdefgh日本ijk", "https://ex.com/é/日本/🙂/end-of-path"]
+    strings = [
+        "",
+        "a",
+        "é",
+        "日本",
+        "🙂x",
+        "https://example.com/?q=1",
+        "trailing\x00nul\x00",
+        "abcdé",
+        "abcdefgh日本ijk",
+        "https://ex.com/é/日本/🙂/end-of-path",
+    ]
     blobs = [s.encode() for s in strings] + [b"\x00", b"ab\x00\x00"]
     ints = [0, 1, -1, 2**63 - 1, -(2**63), 2**64 - 1, 12345]
     return strings, blobs, ints

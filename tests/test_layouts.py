@@ -152,8 +152,10 @@ def test_no_false_negatives_scalar_and_batch(layout):
     assert all(key in scalar for key in keys) and scalar.contains_many(ints).all()
     # add() reports presence: a second insert of every key says True.
     assert scalar.add_many(keys).all()
-    assert batch._set_bits == scalar._set_bits == int(
-        np.unpackbits(np.frombuffer(scalar.to_bytes()[64:-8], dtype=np.uint8)).sum()
+    assert (
+        batch._set_bits
+        == scalar._set_bits
+        == int(np.unpackbits(np.frombuffer(scalar.to_bytes()[64:-8], dtype=np.uint8)).sum())
     )
 
 
@@ -167,7 +169,10 @@ def test_scalable_slices_use_the_layout(layout):
     for info in f.slices:
         if layout in BLOCK_BITS:
             assert info.num_bits % BLOCK_BITS[layout] == 0
-            assert calc.layout_false_positive_rate(layout, info.num_bits, info.capacity, info.num_hashes) <= info.error_rate
+            assert (
+                calc.layout_false_positive_rate(layout, info.num_bits, info.capacity, info.num_hashes)
+                <= info.error_rate
+            )
     g = ScalableBloomFilter.from_bytes(f.to_bytes())
     assert g == f and g.layout == layout and pickle.loads(pickle.dumps(f)) == f
     absent = url_keys(20_000, 100_000)

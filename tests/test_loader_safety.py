@@ -24,6 +24,7 @@ U64_MAX = 2**64 - 1
 
 
 def bloom_params(num_bits, num_hashes=7, seed=0, capacity=100, error_rate=0.01) -> bytes:
+    """Bloom params of format version 1 (still loadable: docs/FORMAT.md, compatibility policy)."""
     return struct.pack("<QIIQd", num_bits, num_hashes, seed, capacity, error_rate)
 
 
@@ -51,7 +52,7 @@ def load_everywhere(frame: bytes, cls, tmp_path):
 def test_bloom_num_bits_near_2_64_is_rejected_not_a_segfault(num_bits, tmp_path):
     # words_for(num_bits) used to wrap to 0 words: an empty payload passed and
     # the first lookup read far outside the bit array.
-    frame = make_frame(1, bloom_params(num_bits), b"")
+    frame = make_frame(1, bloom_params(num_bits), b"", version=1)
     errors = load_everywhere(frame, bloomkit.BloomFilter, tmp_path)
     assert len(errors) == 4
     assert all(isinstance(e, ValueError) for e in errors)
@@ -69,7 +70,7 @@ class Pickled:
 
 
 def test_unpickling_a_crafted_frame_raises(tmp_path):
-    frame = make_frame(1, bloom_params(U64_MAX), b"")
+    frame = make_frame(1, bloom_params(U64_MAX), b"", version=1)
     payload = pickle.dumps(Pickled(frame))
     with pytest.raises(ValueError, match=r"num_bits must be in \[1, 2\*\*63\)"):
         pickle.loads(payload)
@@ -88,11 +89,11 @@ def test_scalable_slice_record_with_huge_num_bits_is_rejected():
 def test_counting_filter_with_huge_num_bits_is_rejected():
     params = bloom_params(U64_MAX) + struct.pack("<II", 4, 0)
     with pytest.raises(ValueError, match=r"num_bits must be in \[1, 2\*\*63\)"):
-        bloomkit.CountingBloomFilter.from_bytes(make_frame(2, params, b""))
+        bloomkit.CountingBloomFilter.from_bytes(make_frame(2, params, b"", version=1))
 
 
 def test_stored_capacity_is_bounded_like_the_constructor():
-    frame = make_frame(1, bloom_params(64, capacity=2**63), b"\0" * 8)
+    frame = make_frame(1, bloom_params(64, capacity=2**63), b"\0" * 8, version=1)
     with pytest.raises(ValueError, match=r"capacity must be in \[1, 2\*\*63\)"):
         bloomkit.BloomFilter.from_bytes(frame)
 
@@ -144,7 +145,9 @@ def test_load_rejects_a_file_shorter_or_longer_than_declared(tmp_path):
     frame = bloomkit.BloomFilter(100).to_bytes()
     path = tmp_path / "f.bkf"
     path.write_bytes(frame[:-1])
-    with pytest.raises(ValueError, match=rf"declares a {len(frame)}-byte filter but the file has {len(frame) - 1} bytes"):
+    with pytest.raises(
+        ValueError, match=rf"declares a {len(frame)}-byte filter but the file has {len(frame) - 1} bytes"
+    ):
         bloomkit.load(path)
     path.write_bytes(frame + b"x")
     with pytest.raises(ValueError, match="truncated or extended"):
@@ -173,22 +176,21 @@ def test_header_declaring_an_impossible_length_is_refused():
 
 
 def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "bloomkit", *args], capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([sys.executable, "-m", "bloomkit", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_cli_info_on_dev_zero_fails_fast():
     start = time.perf_counter()
     result = run_cli("info", "/dev/zero")
     assert result.returncode == 2
-    assert "not a valid bloomkit filter: not a bloomkit filter: bad magic bytes" in result.stderr
+    assert "/dev/zero: not a bloomkit filter: bad magic bytes" in result.stderr
+    assert result.stderr.count("not a") == 1  # issue 12: the phrase is said once
     assert time.perf_counter() - start < 20
 
 
 def test_cli_query_with_a_crafted_filter_fails_cleanly(tmp_path):
     path = tmp_path / "crafted.bkf"
-    path.write_bytes(make_frame(1, bloom_params(U64_MAX), b""))
+    path.write_bytes(make_frame(1, bloom_params(U64_MAX), b"", version=1))
     keys = tmp_path / "keys.txt"
     keys.write_text("a\nb\n")
     result = run_cli("query", str(path), str(keys))

@@ -168,16 +168,62 @@ def test_offset_batch_holds_its_data_buffer():
 # -- defect 5: uninitialised instances -------------------------------------
 
 ARGUMENTS = {
-    "add": ("k",), "contains": ("k",), "__contains__": ("k",), "remove": ("k",), "discard": ("k",),
-    "count": ("k",), "update": (["k"],), "add_many": (["k"],), "contains_many": (["k"],),
-    "remove_many": (["k"],), "save": ("unused.bkf",), "__eq__": (None,), "__ne__": (None,),
-    "union": (), "intersection": (), "__reduce_ex__": (5,), "__deepcopy__": ({},), "add_new_many": (["k"],),
-    "add_new": ("k",), "positions": (["k"],), "to_redis": (None,), "to_spark_bytes": (),
+    "add": ("k",),
+    "contains": ("k",),
+    "__contains__": ("k",),
+    "remove": ("k",),
+    "discard": ("k",),
+    "count": ("k",),
+    "update": (["k"],),
+    "add_many": (["k"],),
+    "contains_many": (["k"],),
+    "remove_many": (["k"],),
+    "save": ("unused.bkf",),
+    "__eq__": (None,),
+    "__ne__": (None,),
+    "union": (),
+    "intersection": (),
+    "__reduce_ex__": (5,),
+    "__deepcopy__": ({},),
+    "add_new_many": (["k"],),
+    "add_new": ("k",),
+    "positions": (["k"],),
+    "to_redis": (None,),
+    "to_spark_bytes": (),
 }
-NOT_ABOUT_STATE = {"from_bytes", "load", "open", "from_params", "from_spark_bytes", "from_redis", "from_arrow", "__init__", "__init_subclass__", "__new__", "__class__",
-                   "__subclasshook__", "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__",
-                   "__sizeof__", "__getstate__", "__reduce__", "__hash__", "__str__", "__lt__", "__le__", "__gt__",
-                   "__ge__", "__ior__", "__iand__", "__or__", "__and__", "_repr_html_"}
+NOT_ABOUT_STATE = {
+    "from_bytes",
+    "load",
+    "open",
+    "from_params",
+    "from_spark_bytes",
+    "from_redis",
+    "from_arrow",
+    "__init__",
+    "__init_subclass__",
+    "__new__",
+    "__class__",
+    "__subclasshook__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+    "__dir__",
+    "__format__",
+    "__sizeof__",
+    "__getstate__",
+    "__reduce__",
+    "__hash__",
+    "__str__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__ior__",
+    "__iand__",
+    "__or__",
+    "__and__",
+    "_repr_html_",
+}
 
 
 def arguments_for(method, tmp_path) -> tuple:
@@ -188,10 +234,22 @@ def arguments_for(method, tmp_path) -> tuple:
         return ()
     args = []
     for parameter in parameters:
-        if parameter.default is not inspect.Parameter.empty or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.KEYWORD_ONLY):
+        if parameter.default is not inspect.Parameter.empty or parameter.kind in (
+            parameter.VAR_POSITIONAL,
+            parameter.VAR_KEYWORD,
+            parameter.KEYWORD_ONLY,
+        ):
             continue
         name = parameter.name
-        args.append(["k"] if "keys" in name or "values" in name else "k" if "key" in name else tmp_path / "x" if "path" in name else None)
+        args.append(
+            ["k"]
+            if "keys" in name or "values" in name
+            else "k"
+            if "key" in name
+            else tmp_path / "x"
+            if "path" in name
+            else None
+        )
     return tuple(args)
 
 
@@ -208,7 +266,10 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
         instance = cls.__new__(cls)
         attribute = inspect.getattr_static(cls, name)
         with pytest.raises(TypeError, match=rf"^{cls.__name__} object is not initialised \(__init__ was not called\)$"):
-            if isinstance(attribute, property) or type(attribute).__name__ in ("getset_descriptor", "member_descriptor"):
+            if isinstance(attribute, property) or type(attribute).__name__ in (
+                "getset_descriptor",
+                "member_descriptor",
+            ):
                 getattr(instance, name)
             else:
                 value = getattr(instance, name)

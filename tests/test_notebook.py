@@ -31,21 +31,36 @@ def executed_notebook(tmp_path_factory):
     # installed elsewhere on the machine might not have bloomkit.
     kernel_dir = directory / "share" / "jupyter" / "kernels" / "bloomkit-test"
     kernel_dir.mkdir(parents=True)
-    (kernel_dir / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "bloomkit test",
-        "language": "python",
-    }))
+    (kernel_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "bloomkit test",
+                "language": "python",
+            }
+        )
+    )
     output = directory / "executed.ipynb"
     env = {**os.environ, "JUPYTER_PATH": str(directory / "share" / "jupyter")}
     env.pop("MPLBACKEND", None)  # the kernel must use its inline backend to show figures
     result = subprocess.run(
         [
-            sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", str(NOTEBOOK),
-            "--output", str(output), "--ExecutePreprocessor.kernel_name=bloomkit-test",
+            sys.executable,
+            "-m",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            str(NOTEBOOK),
+            "--output",
+            str(output),
+            "--ExecutePreprocessor.kernel_name=bloomkit-test",
             "--ExecutePreprocessor.timeout=120",
         ],
-        capture_output=True, text=True, env=env, timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return nbformat.read(output, as_version=4)
@@ -140,7 +155,11 @@ def test_html_stays_correct_after_unions_and_loads(tmp_path):
     assert _html_rows(a._repr_html_()) == _html_rows(union._repr_html_())
     path = tmp_path / "u.bk"
     union.save(path)
-    for loaded in (bloomkit.BloomFilter.load(path), bloomkit.load(path), bloomkit.BloomFilter.from_bytes(union.to_bytes())):
+    for loaded in (
+        bloomkit.BloomFilter.load(path),
+        bloomkit.load(path),
+        bloomkit.BloomFilter.from_bytes(union.to_bytes()),
+    ):
         assert loaded._repr_html_() == union._repr_html_()
         assert repr(loaded) == repr(union)
 

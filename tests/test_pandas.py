@@ -122,6 +122,9 @@ def test_contains_many_takes_an_integer_series(dtype):
 
 def test_arrow_backed_strings_take_the_arrow_path():
     # No Python str per row: the column's Arrow buffers go to C++ as an OffsetBatch.
-    for series in (pd.Series(["a", "b"], dtype="string[pyarrow]"), pd.Series(["a", "b"], dtype=pd.ArrowDtype(pa.string()))):
+    for series in (
+        pd.Series(["a", "b"], dtype="string[pyarrow]"),
+        pd.Series(["a", "b"], dtype=pd.ArrowDtype(pa.string())),
+    ):
         batches = _batch.key_batches(series)
         assert [type(batch) for batch in batches] == [_core.OffsetBatch]

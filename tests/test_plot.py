@@ -92,7 +92,9 @@ def test_plots_draw_into_given_axes():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="fpr_curve needs capacity"):
         bloomkit.plot.fpr_curve()
-    with pytest.raises(TypeError, match="needs a BloomFilter, CountingBloomFilter, ScalableBloomFilter or CuckooFilter"):
+    with pytest.raises(
+        TypeError, match="needs a BloomFilter, CountingBloomFilter, ScalableBloomFilter or CuckooFilter"
+    ):
         bloomkit.plot.fpr_curve(filter=object())
     with pytest.raises(ValueError, match="every rate in \\(0, 1\\)"):
         bloomkit.plot.bits_per_key([0.1, 1.5])
@@ -124,7 +126,9 @@ def test_bits_per_key_plots_bloomkits_real_sizing_and_its_crossover():
     # Below the crossover cuckoo is smaller at every rate; just above it, not.
     assert all(smaller(rate) for rate in np.logspace(math.log10(crossing.always_below), -7, 60))
     assert not smaller(crossing.always_below * 1.01)
-    assert smaller(crossing.first) and not any(smaller(rate) for rate in np.logspace(-1, math.log10(crossing.first * 1.01), 60))
+    assert smaller(crossing.first) and not any(
+        smaller(rate) for rate in np.logspace(-1, math.log10(crossing.first * 1.01), 60)
+    )
     # The formula-only crossover (ε ≈ 0.0041 for b=4) is not what is labelled.
     texts = [text.get_text() for text in bloomkit.plot.bits_per_key().axes[0].texts]
     assert any(f"below ε ≈ {crossing.always_below:.2g}" in text for text in texts)

@@ -11,8 +11,9 @@ import bloomkit
 from support import fpr_upper_bound, url_keys
 
 redis = pytest.importorskip("redis")
-from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
 from redis_server import running_redis  # noqa: E402
+
+from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -103,7 +104,9 @@ def test_bad_key_sends_nothing(client):
 def test_second_process_with_other_parameters_gets_clear_error(client):
     RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)
     RedisBloomFilter(client, "shared", 1000, 0.01, seed=1)  # same parameters: fine
-    with pytest.raises(ValueError, match=r"already holds a Bloom filter with other parameters: .*error_rate=0\.01 \(asked 0\.001\)"):
+    with pytest.raises(
+        ValueError, match=r"already holds a Bloom filter with other parameters: .*error_rate=0\.01 \(asked 0\.001\)"
+    ):
         RedisBloomFilter(client, "shared", 1000, 0.001, seed=1)
     with pytest.raises(ValueError, match=r"seed=1 \(asked 2\)"):
         RedisBloomFilter(client, "shared", 1000, 0.01, seed=2)
@@ -272,7 +275,11 @@ def test_every_layout_matches_its_local_filter(client, layout):
         np.testing.assert_array_equal(remote.add_many(batch), local.add_many(batch))
     assert remote.to_local() == local
     reopened = RedisBloomFilter(client, f"layout:{layout}")
-    assert reopened.to_local() == local and reopened.contains_many([f"u{i}" for i in range(6000)]).sum() == local.contains_many([f"u{i}" for i in range(6000)]).sum()
+    assert (
+        reopened.to_local() == local
+        and reopened.contains_many([f"u{i}" for i in range(6000)]).sum()
+        == local.contains_many([f"u{i}" for i in range(6000)]).sum()
+    )
     with pytest.raises(ValueError, match="layout="):
         other = next(name for name in bloomkit.calc.LAYOUTS if name != layout)
         RedisBloomFilter(client, f"layout:{layout}", 5000, 0.01, seed=3, layout=other, shard_bits=4096)

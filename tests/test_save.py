@@ -60,7 +60,9 @@ def test_save_writes_through_a_symlink(tmp_path):
 def test_save_refuses_non_regular_targets(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    with pytest.raises(ValueError, match=rf"cannot save to {fifo}: it is a FIFO; save\(\) atomically replaces regular files only"):
+    with pytest.raises(
+        ValueError, match=rf"cannot save to {fifo}: it is a FIFO; save\(\) atomically replaces regular files only"
+    ):
         sample().save(fifo)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     with pytest.raises(ValueError, match="it is a character device"):
@@ -97,7 +99,10 @@ def test_save_removes_stale_temporaries_of_killed_saves(tmp_path):
     path = tmp_path / "f.bkf"
     # A save SIGKILLed half-way leaves its temporary file behind.
     child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import os, signal, bloomkit
             from bloomkit import _io
             def write(handle):
@@ -105,7 +110,8 @@ def test_save_removes_stale_temporaries_of_killed_saves(tmp_path):
                 handle.flush()
                 os.kill(os.getpid(), signal.SIGKILL)
             _io.atomic_write({str(path)!r}, write)
-        """)]
+        """),
+        ]
     )
     child.wait(timeout=60)
     assert child.returncode == -9

@@ -64,7 +64,9 @@ def site():
 def start_crawl(start, out, settings):
     return subprocess.Popen(
         [sys.executable, os.path.join(HERE, "scrapy_crawl.py"), start, str(out), json.dumps(settings)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 
@@ -100,7 +102,9 @@ def test_same_pages_as_scrapys_default_dupefilter(site, reference, tmp_path):
 
 def test_resumed_crawl_from_jobdir_revisits_nothing(site, reference, tmp_path):
     jobdir = str(tmp_path / "job")
-    first, _, _ = crawl(site + "/p/0", tmp_path / "first.txt", {**BLOOM, "JOBDIR": jobdir, "CLOSESPIDER_PAGECOUNT": 150})
+    first, _, _ = crawl(
+        site + "/p/0", tmp_path / "first.txt", {**BLOOM, "JOBDIR": jobdir, "CLOSESPIDER_PAGECOUNT": 150}
+    )
     assert os.path.exists(os.path.join(jobdir, "requests.bloom"))
     second, _, _ = crawl(site + "/p/0", tmp_path / "second.txt", {**BLOOM, "JOBDIR": jobdir})
     assert 150 <= len(first) < 300 and len(second) > 300

@@ -38,8 +38,11 @@ def spark(tmp_path_factory):
     jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
     classes = str(tmp_path_factory.mktemp("spark_jvm"))
     sketch_jar = glob.glob(os.path.join(jars, "spark-sketch*.jar"))
-    subprocess.run([javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
+        check=True,
+        capture_output=True,
+    )
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
@@ -174,7 +177,7 @@ def test_build_filter_is_byte_equal_to_local_build(spark):
 def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     df, rows = key_frame(spark, partitions=6)
     distinct = len({url for url, _ in rows if url is not None})
-    monkeypatch.setattr(bkspark, "TREE_REDUCE_PARTITIONS", 2)  # 6 partitions: merged with treeReduce
+    monkeypatch.setattr(bkspark, "COLLECT_BYTES", 0)  # merged with treeReduce
     built = bkspark.build_filter(df, "url", error_rate=0.01)
     assert distinct <= built.capacity <= 1.2 * distinct
     local = bloomkit.BloomFilter(built.capacity, 0.01)

@@ -34,10 +34,27 @@ def run_mypy(tmp_path, *args, stubtest=False):
     if "site-packages" not in package_root.parts:
         env["MYPYPATH"] = str(package_root)
     if stubtest:
-        command = [sys.executable, "-m", "mypy.stubtest", *args, "--mypy-config-file", str(CONFIG),
-                   "--allowlist", str(TYPING / "stubtest-allowlist.txt")]
+        command = [
+            sys.executable,
+            "-m",
+            "mypy.stubtest",
+            *args,
+            "--mypy-config-file",
+            str(CONFIG),
+            "--allowlist",
+            str(TYPING / "stubtest-allowlist.txt"),
+        ]
     else:
-        command = [sys.executable, "-m", "mypy", *args, "--config-file", str(CONFIG), "--cache-dir", str(tmp_path / "cache")]
+        command = [
+            sys.executable,
+            "-m",
+            "mypy",
+            *args,
+            "--config-file",
+            str(CONFIG),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
 
 

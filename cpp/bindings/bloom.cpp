@@ -29,9 +29,11 @@ void bind_bloom(py::module_& m) {
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
-    cls.def_property_readonly("layout", [](G& self) { return std::string(bloomkit::layout_name(self.core.layout())); },
-                              "Bit layout: 'classic', 'blocked512' or 'split_block' (docs/FORMAT.md).");
-    cls.def_property_readonly("_set_bits", [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
+    cls.def_property_readonly(
+        "layout", [](G& self) { return std::string(bloomkit::layout_name(self.core.layout())); },
+        "Bit layout: 'classic', 'blocked512' or 'split_block' (docs/FORMAT.md).");
+    cls.def_property_readonly("_set_bits",
+                              [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
     cls.def(
         "_positions_many",
         [](G& self, py::handle keys) {

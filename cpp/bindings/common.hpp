@@ -171,8 +171,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     // Copy construction (copy()) and construction from a serialized frame
     // (from_bytes / load / unpickling). The copy overload comes first: the
     // frame overload accepts any object and reports non-buffers itself.
-    cls.def(py::init([](G& other) { return other.guard.read([&] { return new G(other.core); }); }),
-            py::arg("other"));
+    cls.def(py::init([](G& other) { return other.guard.read([&] { return new G(other.core); }); }), py::arg("other"));
     cls.def(py::init([](py::handle frame) {
                 ByteBuffer buffer(frame);
                 return AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); });
@@ -191,7 +190,8 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             KeyBatch batch(keys, self.core.seed());
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
-            self.guard.released_write([&] { batch.visit([&](const auto& source) { self.core.add_many(source, out); }); });
+            self.guard.released_write(
+                [&] { batch.visit([&](const auto& source) { self.core.add_many(source, out); }); });
             return result;
         },
         py::arg("keys"));
@@ -215,9 +215,11 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         },
         py::arg("keys"));
 
-    cls.def("clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
-    cls.def("to_bytes", [](G& self) { return frame_to_bytes(self); },
-            "The filter in the bloomkit binary format (docs/FORMAT.md).");
+    cls.def(
+        "clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
+    cls.def(
+        "to_bytes", [](G& self) { return frame_to_bytes(self); },
+        "The filter in the bloomkit binary format (docs/FORMAT.md).");
     cls.def(
         "_write_frame",
         [](G& self, int fd) {
@@ -237,10 +239,12 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def("_equals", [](G& self, G& other) {
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
     });
-    cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); }, "Hash seed (0 <= seed < 2**32).");
+    cls.def_property_readonly(
+        "seed", [](G& self) { return self.core.seed(); }, "Hash seed (0 <= seed < 2**32).");
     // Read under the guard: a grown scalable or cuckoo filter changes size.
-    cls.def_property_readonly("nbytes", [](G& self) { return self.guard.read([&] { return self.core.nbytes(); }); },
-                              "Bytes of filter storage (bits or counters), excluding object overhead.");
+    cls.def_property_readonly(
+        "nbytes", [](G& self) { return self.guard.read([&] { return self.core.nbytes(); }); },
+        "Bytes of filter storage (bits or counters), excluding object overhead.");
 }
 
 }  // namespace bloomkit_py

@@ -25,13 +25,15 @@ void bind_counting_bloom(py::module_& m) {
     bind_common<CountingBloomFilter>(cls);
     bind_removal<CountingBloomFilter>(cls);
 
-    cls.def_property_readonly("num_bits", [](G& self) { return self.core.num_counters(); },
-                              "Number of counters m (one per bit of the equivalent BloomFilter).");
+    cls.def_property_readonly(
+        "num_bits", [](G& self) { return self.core.num_counters(); },
+        "Number of counters m (one per bit of the equivalent BloomFilter).");
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
-    cls.def_property_readonly("counter_bits", [](G& self) { return self.core.counter_bits(); },
-                              "Bits per counter (4, 8 or 16); counters saturate at 2**counter_bits - 1.");
+    cls.def_property_readonly(
+        "counter_bits", [](G& self) { return self.core.counter_bits(); },
+        "Bits per counter (4, 8 or 16); counters saturate at 2**counter_bits - 1.");
     cls.def_property_readonly("_nonzero_counters",
                               [](G& self) { return self.guard.read([&] { return self.core.nonzero_counters(); }); });
     cls.def("_union_update", [](G& self, G& other) {

@@ -20,8 +20,8 @@ void bind_cuckoo(py::module_& m) {
     py::class_<G> cls(m, "CuckooCore", "C++ core of bloomkit.CuckooFilter; use that class instead.");
     cls.def(py::init([](uint64_t num_buckets, uint32_t bucket_size, uint32_t fingerprint_bits, uint32_t seed,
                         uint64_t capacity, double error_rate, bool auto_grow) {
-                return new G(CuckooGeometry{num_buckets, bucket_size, fingerprint_bits, seed, capacity, error_rate,
-                                            auto_grow});
+                return new G(
+                    CuckooGeometry{num_buckets, bucket_size, fingerprint_bits, seed, capacity, error_rate, auto_grow});
             }),
             py::arg("num_buckets"), py::arg("bucket_size"), py::arg("fingerprint_bits"), py::arg("seed"),
             py::arg("capacity"), py::arg("error_rate"), py::arg("auto_grow"));
@@ -39,12 +39,14 @@ void bind_cuckoo(py::module_& m) {
             }
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
-            self.guard.released_write([&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, out); }); });
+            self.guard.released_write(
+                [&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, out); }); });
             return std::move(result);
         },
         py::arg("keys"), py::arg("want_result") = true);
-    cls.def("__len__", [](G& self) { return self.guard.read([&] { return self.core.size(); }); },
-            "Exact number of fingerprints stored (each add stores one, each removal takes one).");
+    cls.def(
+        "__len__", [](G& self) { return self.guard.read([&] { return self.core.size(); }); },
+        "Exact number of fingerprints stored (each add stores one, each removal takes one).");
     cls.def_property_readonly("capacity", [](G& self) { return self.core.geometry().capacity; });
     cls.def_property_readonly("error_rate", [](G& self) { return self.core.geometry().error_rate; });
     cls.def_property_readonly("bucket_size", [](G& self) { return self.core.geometry().bucket_size; });
@@ -64,7 +66,8 @@ void bind_cuckoo(py::module_& m) {
             return out;
         });
         py::list out;
-        for (const Stage& s : stages) out.append(py::make_tuple(std::get<0>(s), std::get<1>(s), std::get<2>(s), std::get<3>(s)));
+        for (const Stage& s : stages)
+            out.append(py::make_tuple(std::get<0>(s), std::get<1>(s), std::get<2>(s), std::get<3>(s)));
         return out;
     });
 }

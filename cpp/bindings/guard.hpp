@@ -32,9 +32,13 @@ class AccessGuard {
     // Runs f() with the GIL released and exclusive (write) or shared (read)
     // access to the filter.
     template <class F>
-    auto released_write(F&& f) { return released<std::unique_lock<std::shared_mutex>>(std::forward<F>(f)); }
+    auto released_write(F&& f) {
+        return released<std::unique_lock<std::shared_mutex>>(std::forward<F>(f));
+    }
     template <class F>
-    auto released_read(F&& f) { return released<std::shared_lock<std::shared_mutex>>(std::forward<F>(f)); }
+    auto released_read(F&& f) {
+        return released<std::shared_lock<std::shared_mutex>>(std::forward<F>(f));
+    }
 
     // Runs f() for a short operation: directly under the GIL when nobody is
     // inside the filter, else like released_*.
@@ -126,8 +130,7 @@ class AccessGuard {
 template <class FirstLock, class F>
 auto with_pair(AccessGuard& first, AccessGuard& second, F&& f) {
     if (&first == &second) {
-        if (std::is_same<FirstLock, std::unique_lock<std::shared_mutex>>::value)
-            return first.write(std::forward<F>(f));
+        if (std::is_same<FirstLock, std::unique_lock<std::shared_mutex>>::value) return first.write(std::forward<F>(f));
         return first.read(std::forward<F>(f));
     }
     if (first.idle() && second.idle()) return f();

@@ -22,9 +22,8 @@ std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).
 // numpy.integer, looked up once; NumPy integer scalars are keys like ints.
 bool is_numpy_integer(py::handle obj) {
     PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
-    const py::object& integer = storage.call_once_and_store_result([] {
-        return py::module_::import("numpy").attr("integer");
-    }).get_stored();
+    const py::object& integer =
+        storage.call_once_and_store_result([] { return py::module_::import("numpy").attr("integer"); }).get_stored();
     const int result = PyObject_IsInstance(obj.ptr(), integer.ptr());
     if (result < 0) throw py::error_already_set();
     return result == 1;
@@ -33,9 +32,8 @@ bool is_numpy_integer(py::handle obj) {
 // numpy.floating (float32, float16, ...; numpy.float64 is a float subclass).
 bool is_numpy_floating(py::handle obj) {
     PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
-    const py::object& floating = storage.call_once_and_store_result([] {
-        return py::module_::import("numpy").attr("floating");
-    }).get_stored();
+    const py::object& floating =
+        storage.call_once_and_store_result([] { return py::module_::import("numpy").attr("floating"); }).get_stored();
     const int result = PyObject_IsInstance(obj.ptr(), floating.ptr());
     if (result < 0) throw py::error_already_set();
     return result == 1;
@@ -55,8 +53,8 @@ uint64_t integer_value(py::handle obj, Py_ssize_t index) {
             return static_cast<uint64_t>(as_unsigned);
         PyErr_Clear();
     }
-    throw py::value_error(where(index) + " is an int outside [-2**63, 2**64): " +
-                          std::string(py::str(py::repr(obj))).substr(0, 60));
+    throw py::value_error(where(index) +
+                          " is an int outside [-2**63, 2**64): " + std::string(py::str(py::repr(obj))).substr(0, 60));
 }
 
 }  // namespace
@@ -169,8 +167,7 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.
     for (size_t i = 1; i <= count_; ++i) {
         const int64_t current = offset_at(i);
         if (current < previous || current > data_size)
-            throw py::value_error("OffsetBatch offsets are not monotone inside the data at index " +
-                                  std::to_string(i));
+            throw py::value_error("OffsetBatch offsets are not monotone inside the data at index " + std::to_string(i));
         previous = current;
     }
 }
@@ -240,8 +237,7 @@ void KeyBatch::from_array(py::array array) {
     }
     if (array.ndim() != 1)
         throw py::value_error("key arrays must be 1-D (or 2-D uint8, one binary key per row), got a " +
-                              std::to_string(array.ndim()) + "-D array of dtype '" + std::string(py::str(dtype)) +
-                              "'");
+                              std::to_string(array.ndim()) + "-D array of dtype '" + std::string(py::str(dtype)) + "'");
     if (kind == 'O') {
         from_object_array(array);
         return;
@@ -263,8 +259,9 @@ void KeyBatch::from_array(py::array array) {
         return;
     }
     if (kind == 'b')
-        throw py::type_error("unsupported key array dtype 'bool': booleans are not keys (use .astype('uint8') "
-                             "if True/False should be the keys 1/0)");
+        throw py::type_error(
+            "unsupported key array dtype 'bool': booleans are not keys (use .astype('uint8') "
+            "if True/False should be the keys 1/0)");
     if (kind != 'i' && kind != 'u' && kind != 'f' && kind != 'S' && kind != 'U')
         throw py::type_error("unsupported key array dtype '" + std::string(py::str(dtype)) +
                              "': key arrays must hold integers, floats, datetime64/timedelta64, bytes (S), "
@@ -272,8 +269,7 @@ void KeyBatch::from_array(py::array array) {
     if (kind == 'f' && dtype.itemsize() != 4 && dtype.itemsize() != 8)
         throw py::type_error("unsupported float key width of " + std::to_string(dtype.itemsize()) +
                              " bytes: convert with .astype('float64')");
-    if (!dtype.attr("isnative").cast<bool>())
-        array = array.attr("astype")(dtype.attr("newbyteorder")("="));
+    if (!dtype.attr("isnative").cast<bool>()) array = array.attr("astype")(dtype.attr("newbyteorder")("="));
     owner_ = array;
     base_ = static_cast<const uint8_t*>(array.data());
     count_ = static_cast<size_t>(array.shape(0));
@@ -302,8 +298,7 @@ void KeyBatch::from_array(py::array array) {
         case 2: kind_ = is_signed ? Kind::Int16 : Kind::UInt16; break;
         case 4: kind_ = is_signed ? Kind::Int32 : Kind::UInt32; break;
         case 8: kind_ = is_signed ? Kind::Int64 : Kind::UInt64; break;
-        default:
-            throw py::type_error("unsupported integer key width of " + std::to_string(itemsize_) + " bytes");
+        default: throw py::type_error("unsupported integer key width of " + std::to_string(itemsize_) + " bytes");
     }
 }
 
@@ -335,7 +330,8 @@ void KeyBatch::warn_if_binary() const {
                 "key at index " + std::to_string(i) +
                 " of this 'S' array holds binary data (a NUL byte inside it): NumPy 'S' items drop trailing NUL "
                 "bytes, so binary keys ending in NUL would become different keys. Pass fixed-width binary keys "
-                "losslessly as array.view('V" + std::to_string(itemsize_) + "') or as a 2-D uint8 array";
+                "losslessly as array.view('V" +
+                std::to_string(itemsize_) + "') or as a 2-D uint8 array";
             if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 2) != 0) throw py::error_already_set();
             return;
         }
@@ -348,7 +344,7 @@ void KeyBatch::from_datetime_array(py::array array) {
     // units finer than ns cannot be represented as whole nanoseconds.
     static const std::pair<const char*, int64_t> kUnits[] = {
         {"W", 604800000000000LL}, {"D", 86400000000000LL}, {"h", 3600000000000LL}, {"m", 60000000000LL},
-        {"s", 1000000000LL},      {"ms", 1000000LL},       {"us", 1000LL},          {"ns", 1LL}};
+        {"s", 1000000000LL},      {"ms", 1000000LL},       {"us", 1000LL},         {"ns", 1LL}};
     py::dtype dtype = array.dtype();
     const py::tuple unit_info = py::module_::import("numpy").attr("datetime_data")(dtype);
     const std::string unit = py::str(unit_info[0]);
@@ -490,7 +486,8 @@ void KeyBatch::from_objects(py::handle sequence) {
     // Python code): validate up to its length at the start, re-read below.
     const Py_ssize_t n = is_list ? PyList_GET_SIZE(raw) : PyTuple_GET_SIZE(raw);
     auto item = [&](Py_ssize_t i) -> PyObject* {
-        if (is_list && i >= PyList_GET_SIZE(raw)) throw py::value_error("the list of keys changed size while it was read");
+        if (is_list && i >= PyList_GET_SIZE(raw))
+            throw py::value_error("the list of keys changed size while it was read");
         return is_list ? PyList_GET_ITEM(raw, i) : PyTuple_GET_ITEM(raw, i);
     };
     validate_objects(n, item);

@@ -180,12 +180,10 @@ class KeyBatch {
             case Kind::UInt16: return f(ints<uint16_t>());
             case Kind::UInt32: return f(ints<uint32_t>());
             case Kind::UInt64: return f(ints<uint64_t>());
-            case Kind::FixedBytes:
-                return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
+            case Kind::FixedBytes: return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
             case Kind::RawBytes:
                 return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_, /*strip_trailing_nul=*/false));
-            case Kind::FixedUtf32:
-                return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
+            case Kind::FixedUtf32: return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
             case Kind::Float32: return f(bloomkit::FloatKeys<float>(base_, count_, stride_));
             case Kind::Float64: return f(bloomkit::FloatKeys<double>(base_, count_, stride_));
             case Kind::Nanoseconds: return f(bloomkit::NanosecondKeys(base_, count_, stride_, nanos_per_unit_));
@@ -199,8 +197,25 @@ class KeyBatch {
 
   private:
     enum class Kind {
-        Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-        Float32, Float64, Nanoseconds, FixedBytes, RawBytes, FixedUtf32, Digests, Objects, Offsets, Views, Rows
+        Int8,
+        Int16,
+        Int32,
+        Int64,
+        UInt8,
+        UInt16,
+        UInt32,
+        UInt64,
+        Float32,
+        Float64,
+        Nanoseconds,
+        FixedBytes,
+        RawBytes,
+        FixedUtf32,
+        Digests,
+        Objects,
+        Offsets,
+        Views,
+        Rows
     };
 
     template <class Int>

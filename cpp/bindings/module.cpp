@@ -21,7 +21,7 @@ void bind_scalable_bloom(py::module_& m);
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
 void bind_sizing(py::module_& m);
-}
+}  // namespace bloomkit_py
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "bloomkit C++ core (MurmurHash3_x64_128, filters, binary format)";
@@ -50,8 +50,7 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("header"), "Total frame length a 24-byte header declares (ValueError if it is not a header).");
 
-    py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch",
-                                         "Keys as an Arrow-style (data, offsets) buffer pair.")
+    py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch", "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))
         .def("__len__", &bloomkit_py::OffsetBatch::size);
     py::class_<bloomkit_py::ViewBatch>(m, "ViewBatch", "Keys as Arrow BinaryView buffers (views, data buffers).")
@@ -69,15 +68,15 @@ PYBIND11_MODULE(_core, m) {
     // creates each type and its what() translation; the translator after
     // them (tried first) also sets `index`, the failing key's position in a
     // batch (None for one key).
-    static py::handle filter_full = py::register_exception<bloomkit::FilterFullError>(
-        m, "FilterFullError", PyExc_RuntimeError);
-    static py::handle too_many_copies = py::register_exception<bloomkit::TooManyCopiesError>(
-        m, "TooManyCopiesError", PyExc_RuntimeError);
+    static py::handle filter_full =
+        py::register_exception<bloomkit::FilterFullError>(m, "FilterFullError", PyExc_RuntimeError);
+    static py::handle too_many_copies =
+        py::register_exception<bloomkit::TooManyCopiesError>(m, "TooManyCopiesError", PyExc_RuntimeError);
     py::register_exception_translator([](std::exception_ptr p) {
         auto raise = [](py::handle type, const char* what, uint64_t index) {
             py::object error = py::reinterpret_borrow<py::object>(type)(what);
-            error.attr("index") = index == bloomkit::FilterFullError::kNoIndex ? py::object(py::none())
-                                                                                : py::object(py::int_(index));
+            error.attr("index") =
+                index == bloomkit::FilterFullError::kNoIndex ? py::object(py::none()) : py::object(py::int_(index));
             PyErr_SetObject(type.ptr(), error.ptr());
         };
         try {

@@ -58,11 +58,13 @@ void bind_removal(py::class_<Guarded<Core>>& cls) {
 
     // Single-key methods as METH_O functions (fast_methods.hpp): they are
     // the ones called once per key in Python loops.
-    def_meth_o(cls, "remove", meth_o<G, &removal_remove<Core>>,
-               "remove($self, key, /)\n--\n\nRemove one copy of key; KeyError (and no change) if the key is definitely not "
-               "in the filter.");
-    def_meth_o(cls, "discard", meth_o<G, &removal_discard_object<Core>>,
-               "discard($self, key, /)\n--\n\nRemove one copy of key if present; return whether something was removed.");
+    def_meth_o(
+        cls, "remove", meth_o<G, &removal_remove<Core>>,
+        "remove($self, key, /)\n--\n\nRemove one copy of key; KeyError (and no change) if the key is definitely not "
+        "in the filter.");
+    def_meth_o(
+        cls, "discard", meth_o<G, &removal_discard_object<Core>>,
+        "discard($self, key, /)\n--\n\nRemove one copy of key if present; return whether something was removed.");
     def_meth_o(cls, "count", meth_o<G, &removal_count<Core>>,
                "count($self, key, /)\n--\n\nHow many times key is (probably) stored; 0 means definitely absent.");
 

@@ -18,8 +18,8 @@ using bloomkit::ScalableParams;
 void bind_scalable_bloom(py::module_& m) {
     using G = Guarded<ScalableBloomFilter>;
     py::class_<G> cls(m, "ScalableBloomCore", "C++ core of bloomkit.ScalableBloomFilter; use that class instead.");
-    cls.def(py::init([](uint64_t initial_capacity, double error_rate, double growth, double tightening,
-                        uint32_t seed, const std::string& layout) {
+    cls.def(py::init([](uint64_t initial_capacity, double error_rate, double growth, double tightening, uint32_t seed,
+                        const std::string& layout) {
                 return new G(ScalableParams{initial_capacity, error_rate, growth, tightening, seed,
                                             bloomkit::layout_from_name(layout)});
             }),
@@ -35,8 +35,9 @@ void bind_scalable_bloom(py::module_& m) {
                               [](G& self) { return std::string(bloomkit::layout_name(self.core.params().layout)); });
     cls.def_property_readonly("num_slices",
                               [](G& self) { return self.guard.read([&] { return self.core.slices().size(); }); });
-    cls.def_property_readonly("capacity", [](G& self) { return self.guard.read([&] { return self.core.capacity(); }); },
-                              "Keys the current slices hold before the next one is added (sum of slice capacities).");
+    cls.def_property_readonly(
+        "capacity", [](G& self) { return self.guard.read([&] { return self.core.capacity(); }); },
+        "Keys the current slices hold before the next one is added (sum of slice capacities).");
     cls.def_property_readonly("_count", [](G& self) { return self.guard.read([&] { return self.core.count(); }); });
     // Per slice: (capacity, error_rate, num_bits, num_hashes, count, set_bits, nbytes).
     cls.def("_slice_info", [](G& self) {

@@ -29,8 +29,9 @@ void bind_sizing(py::module_& m) {
             return bloomkit::layout_false_positive_rate(layout_of(layout), num_bits, num_items, num_hashes);
         },
         py::arg("layout"), py::arg("num_bits"), py::arg("num_items"), py::arg("num_hashes"));
-    m.def("layout_block_bits", [=](const std::string& layout) { return bloomkit::layout_block_bits(layout_of(layout)); },
-          py::arg("layout"));
+    m.def(
+        "layout_block_bits", [=](const std::string& layout) { return bloomkit::layout_block_bits(layout_of(layout)); },
+        py::arg("layout"));
     m.def("classic_capacity", &bloomkit::classic_capacity, py::arg("num_bits"), py::arg("error_rate"));
     m.def(
         "cuckoo_size",
@@ -43,8 +44,8 @@ void bind_sizing(py::module_& m) {
         py::arg("auto_grow"),
         "(num_buckets, fingerprint_bits, nbytes, bound); error_rate 0 = none, fingerprint_bits 0 = derive.");
     m.def("cuckoo_num_buckets", &bloomkit::cuckoo_num_buckets, py::arg("capacity"), py::arg("bucket_size"));
-    m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate,
-          py::arg("fingerprint_bits"), py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
+    m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate, py::arg("fingerprint_bits"),
+          py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
 
     py::dict limits;
     limits["max_hashes"] = bloomkit::kMaxHashes;

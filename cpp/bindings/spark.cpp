@@ -101,14 +101,20 @@ void bind_spark(py::module_& m) {
             }),
             py::arg("data"));
 
-    cls.def("add", [](G& self, py::handle key) {
-        const HashPair h = pair_of(canonical_key(key), self.core.seed());
-        return self.guard.write([&] { return self.core.add(h); });
-    }, py::arg("key"), "Insert key; return True if it was (probably) present before.");
-    cls.def("contains", [](G& self, py::handle key) {
-        const HashPair h = pair_of(canonical_key(key), self.core.seed());
-        return self.guard.read([&] { return self.core.contains(h); });
-    }, py::arg("key"), "True if key is (probably) in the filter.");
+    cls.def(
+        "add",
+        [](G& self, py::handle key) {
+            const HashPair h = pair_of(canonical_key(key), self.core.seed());
+            return self.guard.write([&] { return self.core.add(h); });
+        },
+        py::arg("key"), "Insert key; return True if it was (probably) present before.");
+    cls.def(
+        "contains",
+        [](G& self, py::handle key) {
+            const HashPair h = pair_of(canonical_key(key), self.core.seed());
+            return self.guard.read([&] { return self.core.contains(h); });
+        },
+        py::arg("key"), "True if key is (probably) in the filter.");
     cls.def("__contains__", [](G& self, py::handle key) {
         const HashPair h = pair_of(canonical_key(key), self.core.seed());
         return self.guard.read([&] { return self.core.contains(h); });
@@ -150,20 +156,29 @@ void bind_spark(py::module_& m) {
     cls.def("_equals", [](G& self, G& other) {
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
     });
-    cls.def("to_spark_bytes", [](G& self) {
-        std::vector<uint8_t> out = self.guard.released_read([&] { return self.core.serialize(); });
-        return to_py_bytes(out);
-    }, "The filter as Spark's BloomFilter.writeTo writes it (readable by BloomFilter.readFrom).");
-    cls.def("clear", [](G& self) {
-        self.guard.write([&] { self.core = SparkBloomFilter(self.core.version(), self.core.num_hashes(),
-                                                            self.core.seed(), self.core.num_words()); });
-    }, "Remove every key.");
+    cls.def(
+        "to_spark_bytes",
+        [](G& self) {
+            std::vector<uint8_t> out = self.guard.released_read([&] { return self.core.serialize(); });
+            return to_py_bytes(out);
+        },
+        "The filter as Spark's BloomFilter.writeTo writes it (readable by BloomFilter.readFrom).");
+    cls.def(
+        "clear",
+        [](G& self) {
+            self.guard.write([&] {
+                self.core = SparkBloomFilter(self.core.version(), self.core.num_hashes(), self.core.seed(),
+                                             self.core.num_words());
+            });
+        },
+        "Remove every key.");
     cls.def_property_readonly("version", [](G& self) { return self.core.version(); });
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); });
     cls.def_property_readonly("num_bits", [](G& self) { return self.core.num_bits(); });
     cls.def_property_readonly("nbytes", [](G& self) { return self.core.num_words() * 8; });
-    cls.def_property_readonly("_set_bits", [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
+    cls.def_property_readonly("_set_bits",
+                              [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
 }
 
 }  // namespace bloomkit_py

@@ -30,6 +30,7 @@ def hash128(key, seed=0) -> int:
     """
     return _core.hash128(key, calc.check_seed(seed))
 
+
 def __getattr__(name):
     # bloomkit.plot imports matplotlib only when first used (the [plot] extra).
     if name == "plot":

@@ -1,26 +1,47 @@
 from . import calc as calc
 from . import plot as plot
-from ._base import _Key, load as load
+from ._base import _Key
+from ._base import load as load
 from ._capacity import CapacityWarning as CapacityWarning
 from ._core import canonical_bytes as canonical_bytes
 from .bloom import (
     BloomFilter as BloomFilter,
+)
+from .bloom import (
     estimate_intersection_size as estimate_intersection_size,
+)
+from .bloom import (
     estimate_union_size as estimate_union_size,
+)
+from .bloom import (
     jaccard as jaccard,
 )
 from .calc import (
     BloomParams as BloomParams,
+)
+from .calc import (
     CuckooParams as CuckooParams,
+)
+from .calc import (
     bloom_capacity as bloom_capacity,
+)
+from .calc import (
     bloom_params as bloom_params,
+)
+from .calc import (
     cuckoo_params as cuckoo_params,
+)
+from .calc import (
     false_positive_rate as false_positive_rate,
 )
 from .counting_bloom import CountingBloomFilter as CountingBloomFilter
 from .cuckoo import (
     CuckooFilter as CuckooFilter,
+)
+from .cuckoo import (
     FilterFullError as FilterFullError,
+)
+from .cuckoo import (
     TooManyCopiesError as TooManyCopiesError,
 )
 from .dedup import dedup_mask as dedup_mask

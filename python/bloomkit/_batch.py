@@ -172,7 +172,9 @@ def _arrow_batches(keys, combine_chunks: bool = False) -> list:
         dictionary = keys.dictionary
         if pa.types.is_string_view(dictionary.type) or pa.types.is_binary_view(dictionary.type):
             # polars Categorical: Arrow's take kernel has no view types; the dictionary is small.
-            dictionary = dictionary.cast(pa.large_string() if pa.types.is_string_view(dictionary.type) else pa.large_binary())
+            dictionary = dictionary.cast(
+                pa.large_string() if pa.types.is_string_view(dictionary.type) else pa.large_binary()
+            )
             keys = pa.DictionaryArray.from_arrays(keys.indices, dictionary)
         return _arrow_batches(keys.dictionary_decode())
     if pa.types.is_string_view(arrow_type) or pa.types.is_binary_view(arrow_type):

@@ -6,8 +6,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._base import FilterBase, _Keys
-from .calc import _Count
+from ._base import FilterBase
+from .calc import _Count, _Layout
 from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
@@ -29,17 +29,12 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         error_rate: float = 0.01,
         *,
         seed: int = 0,
-        layout: Literal["classic", "blocked512", "split_block"] | None = None,
+        layout: _Layout | None = None,
         hashing: Literal["bloomkit"] = "bloomkit",
     ) -> None: ...
     @classmethod
     def from_params(
-        cls,
-        num_bits: int,
-        num_hashes: int,
-        *,
-        seed: int = 0,
-        layout: Literal["classic", "blocked512", "split_block"] = "classic",
+        cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic"
     ) -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
@@ -67,7 +62,7 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
     ) -> None: ...
     def _check_capacity(self, stacklevel: int = 1) -> None: ...
     def _display_rows(self) -> dict[str, Any]: ...
-    def _positions_many(self, keys: _Keys) -> npt.NDArray[np.uint64]: ...
+    def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...
     @property
     def _occupied(self) -> int: ...
     def _check_other(self, other: object, operation: str) -> None: ...

@@ -165,6 +165,14 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     layout = DEFAULT_LAYOUT if layout is None else check_layout(layout)
     num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
     classic_bits = num_bits if layout == "classic" else _core.layout_size("classic", n, p)[0]
+    if not 0 < classic_bits < 2**63 or not 0 < num_bits < 2**63:
+        # The core's limit (BloomGeometry: num_bits in [1, 2**63)); past it the
+        # sizing overflows, so say what the request needs instead.
+        needed = math.ceil(-n * math.log(p) / (LN2 * LN2))
+        raise ValueError(
+            f"capacity {n:,} at error_rate {p!r} needs about {needed:,} bits; at most 2**63 - 1 are supported "
+            "(a ScalableBloomFilter, or several filters, can hold more keys)"
+        )
     return BloomParams(
         num_bits=num_bits,
         num_hashes=num_hashes,
@@ -273,7 +281,9 @@ def cuckoo_false_positive_rate(fingerprint_bits: int, bucket_size: int = 4, load
     return stage_false_positive_rate(fingerprint_bits, 0, bucket_size, load_factor)
 
 
-def stage_false_positive_rate(fingerprint_bits: int, stage: int, bucket_size: int = 4, load_factor: float = 1.0) -> float:
+def stage_false_positive_rate(
+    fingerprint_bits: int, stage: int, bucket_size: int = 4, load_factor: float = 1.0
+) -> float:
     """The bound of :func:`cuckoo_false_positive_rate` for stage ``s`` of a grown filter.
 
     Stage ``s`` stores ``f + s``-bit fingerprints that refine the stage-0

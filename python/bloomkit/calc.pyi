@@ -1,13 +1,39 @@
-from typing import NamedTuple, SupportsIndex, Union
+from typing import Any, Literal, NamedTuple, SupportsIndex, Union
 
 from typing_extensions import TypeAlias
 
-__all__ = ["BloomParams", "CuckooParams", "cuckoo_false_positive_rate", "cuckoo_num_buckets", "cuckoo_params", "stage_false_positive_rate", "bloom_params", "false_positive_rate", "bloom_capacity", "check_capacity", "check_error_rate", "check_seed", "check_bucket_size", "check_fingerprint_bits"]
+__all__ = [
+    "BloomParams",
+    "DEFAULT_LAYOUT",
+    "LAYOUTS",
+    "layout_table",
+    "check_layout",
+    "CuckooParams",
+    "cuckoo_false_positive_rate",
+    "cuckoo_num_buckets",
+    "cuckoo_params",
+    "stage_false_positive_rate",
+    "bloom_params",
+    "false_positive_rate",
+    "bloom_capacity",
+    "check_capacity",
+    "check_error_rate",
+    "check_seed",
+    "check_bucket_size",
+    "check_fingerprint_bits",
+    "layout_false_positive_rate",
+]
 
 # Capacities accept ints and integral floats (1e6); docs/decisions.md.
 _Count: TypeAlias = Union[SupportsIndex, float]
 
+# Bloom filter bit layouts (docs/DESIGN.md, "Sizing"): "classic", "blocked512", "split_block".
+_Layout: TypeAlias = Literal["classic", "blocked512", "split_block"]
+
 LN2: float
+LIMITS: dict[str, Any]
+LAYOUTS: tuple[str, ...]
+DEFAULT_LAYOUT: str
 CUCKOO_MIN_FINGERPRINT_BITS: int
 CUCKOO_MAX_FINGERPRINT_BITS: int
 CUCKOO_MAX_BUCKET_SIZE: int
@@ -21,6 +47,8 @@ class BloomParams(NamedTuple):
     bits_per_key: float
     nbytes: int
     error_rate: float
+    layout: str = "classic"
+    overhead: float = 0.0
 
 class CuckooParams(NamedTuple):
     num_buckets: int
@@ -34,7 +62,10 @@ def check_seed(seed: SupportsIndex) -> int: ...
 def check_bucket_size(bucket_size: SupportsIndex) -> int: ...
 def check_fingerprint_bits(fingerprint_bits: SupportsIndex) -> int: ...
 def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float: ...
-def bloom_params(capacity: _Count, error_rate: float) -> BloomParams: ...
+def check_layout(layout: str | None) -> str: ...
+def bloom_params(capacity: _Count, error_rate: float, layout: _Layout | None = None) -> BloomParams: ...
+def layout_table(capacity: _Count, error_rate: float) -> list[BloomParams]: ...
+def layout_false_positive_rate(layout: _Layout, num_bits: int, num_items: int, num_hashes: int) -> float: ...
 def bloom_capacity(num_bits: SupportsIndex, error_rate: float) -> int: ...
 def cuckoo_num_buckets(capacity: _Count, bucket_size: int = 4) -> int: ...
 def cuckoo_false_positive_rate(fingerprint_bits: int, bucket_size: int = 4, load_factor: float = 1.0) -> float: ...
@@ -49,7 +80,4 @@ def cuckoo_params(
     fingerprint_bits: int | None = None,
     auto_grow: bool = False,
 ) -> CuckooParams: ...
-def _optimal_hashes(num_bits: int, capacity: int) -> int: ...
 def _check_int(value: SupportsIndex, name: str, low: int, high: int) -> int: ...
-def _chain_false_positive_rate(fingerprint_bits: int, bucket_size: int) -> float: ...
-def _cuckoo_bound(fingerprint_bits: int, bucket_size: int, auto_grow: bool) -> float: ...

@@ -5,7 +5,8 @@ import numpy.typing as npt
 
 from . import _core
 from ._base import FilterBase, _Keys
-from ._core import FilterFullError as FilterFullError, TooManyCopiesError as TooManyCopiesError
+from ._core import FilterFullError as FilterFullError
+from ._core import TooManyCopiesError as TooManyCopiesError
 from ._removal import RemovalMixin
 from .calc import _Count
 

@@ -190,4 +190,3 @@ def _aligned(values, mask):
         if isinstance(values, (pd.Series, pd.DataFrame)):
             return pd.Series(mask, index=values.index, copy=False)
     return mask
-

@@ -1,8 +1,5 @@
 from typing import Any, Literal
 
-import numpy as np
-import numpy.typing as npt
-
 from .calc import _Count
 
 __all__ = ["dedup_mask"]

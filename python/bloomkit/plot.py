@@ -16,7 +16,15 @@ import numpy as np
 
 from . import calc
 
-__all__ = ["fpr_curve", "bits_per_key", "sizing_crossover", "Crossover", "measure_fpr", "cuckoo_bits_per_key", "CUCKOO_LOAD_FACTOR"]
+__all__ = [
+    "fpr_curve",
+    "bits_per_key",
+    "sizing_crossover",
+    "Crossover",
+    "measure_fpr",
+    "cuckoo_bits_per_key",
+    "CUCKOO_LOAD_FACTOR",
+]
 
 # Achievable load factor of a cuckoo filter by bucket size (Fan, Andersen,
 # Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom",
@@ -162,7 +170,10 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
         num_items = len(filter_)
     right = int(max_items or max(4 * filter_.initial_capacity, 2 * num_items, 1))
     twin = ScalableBloomFilter(
-        filter_.initial_capacity, filter_.error_rate, growth=filter_.growth, tightening=filter_.tightening,
+        filter_.initial_capacity,
+        filter_.error_rate,
+        growth=filter_.growth,
+        tightening=filter_.tightening,
         seed=filter_.seed,
     )
     steps = np.unique(np.linspace(0, right, 300).astype(np.int64))
@@ -176,7 +187,9 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
 
     figure, ax = _new_axes(ax, (7, 4.2))
     ax.plot(steps, compound, color="C0", label="compound FPR $1-\\prod_i(1-f_i^{k_i})$ (same parameters)")
-    ax.axhline(filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target bound {filter_.error_rate:g}")
+    ax.axhline(
+        filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target bound {filter_.error_rate:g}"
+    )
     starts = [int(steps[i]) for i in range(1, len(steps)) if slices[i] != slices[i - 1]]
     for i, start in enumerate(starts):
         ax.axvline(start, color="grey", linestyle="--", linewidth=0.6, label="new slice" if i == 0 else None)
@@ -184,7 +197,9 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
         _measured_point(ax, filter_, num_items, probes)
     ax.set_yscale("log")
     positive = [value for value in compound if value > 0]
-    ax.set_ylim(bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=min(1.0, 10 * filter_.error_rate))
+    ax.set_ylim(
+        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=min(1.0, 10 * filter_.error_rate)
+    )
     ax.set_xlim(0, right)
     ax.set_xlabel("distinct keys inserted (n)")
     ax.set_ylabel("false-positive rate")
@@ -201,15 +216,18 @@ def _cuckoo_curve(filter_, probes, ax):
     theory = [calc.cuckoo_false_positive_rate(bits, bucket_size, float(load)) for load in loads]
 
     figure, ax = _new_axes(ax, (7, 4.2))
-    ax.plot(loads, theory, color="C0",
-            label=rf"bound $1-(1-1/(2^f-1))^{{2b\alpha}}$, f={bits}, b={bucket_size}")
-    ax.axhline(filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {filter_.error_rate:g}")
+    ax.plot(loads, theory, color="C0", label=rf"bound $1-(1-1/(2^f-1))^{{2b\alpha}}$, f={bits}, b={bucket_size}")
+    ax.axhline(
+        filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {filter_.error_rate:g}"
+    )
     sizing_load = calc.CUCKOO_SIZING_LOAD[bucket_size][0]
     ax.axvline(sizing_load, color="grey", linestyle="--", linewidth=1, label=f"sizing load {sizing_load:g} (capacity)")
     if len(filter_):
         _measured_point(ax, filter_, filter_.load_factor, probes)
     ax.set_yscale("log")
-    ax.set_ylim(bottom=max(theory[1], filter_.error_rate * 1e-3), top=min(1.0, 10 * max(theory[-1], filter_.error_rate)))
+    ax.set_ylim(
+        bottom=max(theory[1], filter_.error_rate * 1e-3), top=min(1.0, 10 * max(theory[-1], filter_.error_rate))
+    )
     ax.set_xlim(0, 1)
     ax.set_xlabel("load factor α (fingerprints stored / slots)")
     ax.set_ylabel("false-positive rate")
@@ -225,13 +243,24 @@ def _measured_point(ax, filter_, num_items, probes):
     if rate > 0:
         lower, upper = _wilson_interval(rate, probes)
         ax.errorbar(
-            [num_items], [rate], yerr=[[rate - lower], [upper - rate]], fmt="o", color="C3", capsize=4,
+            [num_items],
+            [rate],
+            yerr=[[rate - lower], [upper - rate]],
+            fmt="o",
+            color="C3",
+            capsize=4,
             label=f"measured {rate:.3g} ({probes:,} absent keys, 95 % CI)",
         )
     else:
         # No false positive seen: plot the "rule of three" 95 % upper bound.
-        ax.plot([num_items], [3 / probes], marker="v", color="C3", linestyle="none",
-                label=f"measured 0 of {probes:,} (95 % bound {3 / probes:.2g})")
+        ax.plot(
+            [num_items],
+            [3 / probes],
+            marker="v",
+            color="C3",
+            linestyle="none",
+            label=f"measured 0 of {probes:,} (95 % bound {3 / probes:.2g})",
+        )
 
 
 def _wilson_interval(rate, trials, z=1.96):
@@ -299,9 +328,17 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, keys=1_00
     figure, ax = _new_axes(ax, (7, 4.2))
     ax.plot(rates, bloom_real, color="C0", label=f"bloomkit BloomFilter ({keys:,} keys)")
     ax.plot(rates, cuckoo_real, color="C1", label=f"bloomkit CuckooFilter b={bucket_size} ({keys:,} keys)")
-    ax.plot(rates, bloom, color="C0", linestyle="--", linewidth=1, label=r"Bloom formula $\log_2(1/\varepsilon)\,/\ln 2$")
-    ax.plot(rates, cuckoo, color="C1", linestyle="--", linewidth=1,
-            label=rf"cuckoo formula $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$, α={alpha:g}")
+    ax.plot(
+        rates, bloom, color="C0", linestyle="--", linewidth=1, label=r"Bloom formula $\log_2(1/\varepsilon)\,/\ln 2$"
+    )
+    ax.plot(
+        rates,
+        cuckoo,
+        color="C1",
+        linestyle="--",
+        linewidth=1,
+        label=rf"cuckoo formula $(\log_2(1/\varepsilon)+\log_2 2b)\,/\,\alpha$, α={alpha:g}",
+    )
     ax.plot(rates, information, color="grey", linestyle=":", linewidth=1, label=r"lower bound $\log_2(1/\varepsilon)$")
     crossing = sizing_crossover(bucket_size, keys)
     if rates.min() < crossing.always_below < rates.max():
@@ -309,8 +346,12 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, keys=1_00
         ax.axvline(crossing.always_below, color="C2", linestyle=":", linewidth=1)
         ax.annotate(
             f"bloomkit cuckoo smaller\nbelow ε ≈ {crossing.always_below:.2g}\n(alternating from {crossing.first:.2g})",
-            xy=(crossing.always_below, 0.04), xycoords=("data", "axes fraction"), xytext=(6, 0),
-            textcoords="offset points", fontsize="small", color="C2",
+            xy=(crossing.always_below, 0.04),
+            xycoords=("data", "axes fraction"),
+            xytext=(6, 0),
+            textcoords="offset points",
+            fontsize="small",
+            color="C2",
         )
     ax.set_xscale("log")
     ax.invert_xaxis()  # stricter rates to the right

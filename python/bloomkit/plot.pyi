@@ -7,7 +7,15 @@ import numpy.typing as npt
 
 from .calc import _Count
 
-__all__ = ["fpr_curve", "bits_per_key", "sizing_crossover", "Crossover", "measure_fpr", "cuckoo_bits_per_key", "CUCKOO_LOAD_FACTOR"]
+__all__ = [
+    "fpr_curve",
+    "bits_per_key",
+    "sizing_crossover",
+    "Crossover",
+    "measure_fpr",
+    "cuckoo_bits_per_key",
+    "CUCKOO_LOAD_FACTOR",
+]
 
 CUCKOO_LOAD_FACTOR: dict[int, float]
 

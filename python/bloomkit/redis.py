@@ -187,7 +187,9 @@ class RedisBloomFilter:
         if not isinstance(meta, dict) or meta.get("kind") != _META_KIND:
             raise ValueError(f"Redis key {self.key!r} holds something that is not a bloomkit RedisBloomFilter")
         if meta.get("version") != _META_VERSION:
-            raise ValueError(f"Redis key {self.key!r} holds a RedisBloomFilter of unsupported version {meta.get('version')!r}")
+            raise ValueError(
+                f"Redis key {self.key!r} holds a RedisBloomFilter of unsupported version {meta.get('version')!r}"
+            )
         return meta
 
     def _publish_meta(self, stored) -> None:
@@ -251,7 +253,9 @@ class RedisBloomFilter:
             for first in range(0, len(bits), _OPS_PER_COMMAND):
                 part = bits[first : first + _OPS_PER_COMMAND]
                 packed.append(
-                    _core.redis_bitfield(command, self._shard_key(shard).encode(), op, value, part, shard * self.shard_bits)
+                    _core.redis_bitfield(
+                        command, self._shard_key(shard).encode(), op, value, part, shard * self.shard_bits
+                    )
                 )
                 plan.append((where, first, len(part)))
         for (where, first, count), reply in zip(plan, _round_trip(self._client, packed)):
@@ -374,7 +378,9 @@ def _template_from_meta(meta: dict, key: str) -> BloomFilter:
         # Made by from_local() from a filter with an explicit geometry.
         template = BloomFilter.from_params(meta["num_bits"], meta["num_hashes"], seed=meta["seed"], **options)
     if (template.num_bits, template.num_hashes) != (meta["num_bits"], meta["num_hashes"]):
-        raise ValueError(f"Redis key {key!r}: stored parameters {meta} do not describe a filter this bloomkit can build")
+        raise ValueError(
+            f"Redis key {key!r}: stored parameters {meta} do not describe a filter this bloomkit can build"
+        )
     return template
 
 
@@ -437,7 +443,9 @@ def load(client, key):
             raise ValueError(f"saved filter at Redis key {key!r} is incomplete: a chunk is missing")
         blob = b"".join(chunks)
         if len(blob) != header["length"]:
-            raise ValueError(f"saved filter at Redis key {key!r} is {len(blob)} bytes, its header says {header['length']}")
+            raise ValueError(
+                f"saved filter at Redis key {key!r} is {len(blob)} bytes, its header says {header['length']}"
+            )
         if _frame_checksum(blob) != header["checksum"]:
             raise ValueError(f"saved filter at Redis key {key!r} fails its checksum (corrupted in Redis)")
         return _base.load(blob)

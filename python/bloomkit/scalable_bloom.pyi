@@ -2,7 +2,7 @@ from typing import Any, NamedTuple
 
 from . import _core
 from ._base import FilterBase
-from .calc import _Count
+from .calc import _Count, _Layout
 
 __all__ = ["ScalableBloomFilter", "SliceInfo"]
 
@@ -26,6 +26,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         growth: float = 2,
         tightening: float = 0.85,
         seed: int = 0,
+        layout: _Layout | None = None,
     ) -> None: ...
     @property
     def slices(self) -> list[SliceInfo]: ...

@@ -26,10 +26,10 @@ from .spark_sketch import SparkBloomFilter
 
 __all__ = ["build_filter", "might_contain"]
 
-# Partition filters are merged on the driver one at a time (toLocalIterator,
-# two filters in driver memory) up to this many partitions; beyond it a
-# treeReduce merges them on the executors first.
-TREE_REDUCE_PARTITIONS = 64
+# Partition filters are collected in one job and ORed on the driver while
+# they total at most this many bytes; beyond it a treeReduce merges them on
+# the executors first, so the driver never holds more than a few filters.
+COLLECT_BYTES = 256 << 20
 # approx_count_distinct's relative standard deviation when sizing from the
 # data, and the head-room added so that an underestimate of 2 sigma still
 # gets the requested false-positive rate.
@@ -69,11 +69,11 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
     blobs = keys.mapInArrow(build_partition, "filter binary")
-    if blobs.rdd.getNumPartitions() > TREE_REDUCE_PARTITIONS:
+    if blobs.rdd.getNumPartitions() * empty.nbytes > COLLECT_BYTES:
         merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
         return BloomFilter.from_bytes(merged)
     result = empty
-    for row in blobs.toLocalIterator():
+    for row in blobs.collect():
         result |= BloomFilter.from_bytes(row[0])
     return result
 

@@ -5,7 +5,7 @@ from .spark_sketch import SparkBloomFilter
 
 __all__ = ["build_filter", "might_contain"]
 
-TREE_REDUCE_PARTITIONS: int
+COLLECT_BYTES: int
 
 def build_filter(
     df: Any, column: Any, capacity: int | float | None = None, error_rate: float = 0.01, *, seed: int = 0

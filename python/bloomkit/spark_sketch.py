@@ -12,7 +12,6 @@ Spark's ``BloomFilter.readFrom`` reads. The hashing and layout are in
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 

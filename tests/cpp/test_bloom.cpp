@@ -17,7 +17,7 @@ using bloomkit_test::distinct_keys;
 namespace {
 
 BloomGeometry geometry(uint64_t capacity, double error_rate, uint32_t seed) {
-    return bloom_geometry_at_most(capacity, error_rate, seed);
+    return bloom_geometry_at_most(Layout::Classic, capacity, error_rate, seed);
 }
 
 // Fraction of `absent` keys a filter reports present.

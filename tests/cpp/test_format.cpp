@@ -28,13 +28,13 @@ Loader loader() {
 }
 
 std::vector<uint8_t> bloom_frame() {
-    BloomFilter f(bloom_geometry_at_most(200, 0.01, 3));
+    BloomFilter f(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3));
     f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
     return f.serialize();
 }
 
 std::vector<uint8_t> counting_frame() {
-    CountingBloomFilter f(bloom_geometry_at_most(100, 0.01, 3), 4);
+    CountingBloomFilter f(bloom_geometry_at_most(Layout::Classic, 100, 0.01, 3), 4);
     f.add_many(as_keys(distinct_keys(80, 2)), nullptr);
     return f.serialize();
 }
@@ -111,6 +111,7 @@ std::vector<uint8_t> bloom_params(uint64_t m, uint32_t k, uint64_t capacity, dou
     g.capacity = capacity;
     g.error_rate = error_rate;
     g.write(w);
+    BloomGeometry::write_layout(w, Layout::Classic);  // format version 2 params
     return out;
 }
 
@@ -127,8 +128,8 @@ TEST_CASE("corrupt cuckoo frames are rejected") { check_rejects_corruption(cucko
 
 TEST_CASE("a frame of another type is refused by name") {
     const auto frame = bloom_frame();
-    CHECK_THROWS_WITH_AS(CuckooFilter::deserialize(frame.data(), frame.size()),
-                         doctest::Contains("not a"), FormatError);
+    CHECK_THROWS_WITH_AS(CuckooFilter::deserialize(frame.data(), frame.size()), doctest::Contains("not a"),
+                         FormatError);
 }
 
 TEST_CASE("valid checksum, invalid Bloom params: each field is checked before allocation") {
@@ -142,8 +143,7 @@ TEST_CASE("valid checksum, invalid Bloom params: each field is checked before al
     CHECK_THROWS_WITH_AS(load(frame_with(FilterType::Bloom, bloom_params(64, 3, 10, 1.5), 8)),
                          doctest::Contains("error_rate"), FormatError);
     // 2^63 bits claimed with an 8-byte payload: rejected by length, not by a huge allocation.
-    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(uint64_t(1) << 63, 3, 10, 0.01), 8)),
-                    FormatError);
+    CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(uint64_t(1) << 63, 3, 10, 0.01), 8)), FormatError);
     // Payload one word short.
     CHECK_THROWS_AS(load(frame_with(FilterType::Bloom, bloom_params(128, 3, 10, 0.01), 8)), FormatError);
     // The exact payload loads.
@@ -153,7 +153,7 @@ TEST_CASE("valid checksum, invalid Bloom params: each field is checked before al
 TEST_CASE("peek_type checks magic, version and tag") {
     auto frame = bloom_frame();
     CHECK(peek_type(frame.data(), frame.size()) == FilterType::Bloom);
-    frame[8] = 2;  // format version 2
+    frame[8] = 9;  // format version 9
     CHECK_THROWS_WITH_AS(peek_type(frame.data(), frame.size()), doctest::Contains("format version"), FormatError);
     std::vector<uint8_t> tiny(31, 0);
     CHECK_THROWS_AS(peek_type(tiny.data(), tiny.size()), FormatError);

@@ -20,9 +20,23 @@ from pathlib import Path
 
 import bloomkit
 
-PARAMETERS = ("capacity", "error_rate", "seed", "num_bits", "num_hashes", "counter_bits", "initial_capacity",
-              "growth", "tightening", "num_slices", "fingerprint_bits", "bucket_size", "num_buckets", "auto_grow",
-              "num_stages")
+PARAMETERS = (
+    "capacity",
+    "error_rate",
+    "seed",
+    "num_bits",
+    "num_hashes",
+    "counter_bits",
+    "initial_capacity",
+    "growth",
+    "tightening",
+    "num_slices",
+    "fingerprint_bits",
+    "bucket_size",
+    "num_buckets",
+    "auto_grow",
+    "num_stages",
+)
 PROBES = [f"absent-{i}" for i in range(1000)] + list(range(10**9, 10**9 + 1000))
 
 

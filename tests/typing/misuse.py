@@ -22,3 +22,4 @@ g: bloomkit.CountingBloomFilter = f | f  # E: the union of Bloom filters is a Bl
 bloomkit.calc.bloom_params(1000)  # E: error_rate is required
 bloomkit.hash128("a", seed="1")  # E: seed is an int
 bloomkit.ScalableBloomFilter(growth="2")  # E: growth is a number
+bloomkit.BloomFilter(1000, layout="blocked")  # E: not one of the layouts

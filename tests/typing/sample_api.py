@@ -68,6 +68,8 @@ def growth() -> list[bloomkit.scalable_bloom.SliceInfo]:
 
 def sizing() -> tuple[int, int, float]:
     params: calc.BloomParams = bloomkit.bloom_params(1e6, 0.01)
+    blocked = bloomkit.BloomFilter(1000, 0.01, layout="blocked512")
+    assert blocked.layout == "blocked512" and calc.layout_table(1000, 0.01)[0].overhead == 0.0
     cuckoo: calc.CuckooParams = calc.cuckoo_params(1_000_000, 0.001, bucket_size=4)
     rate: float = bloomkit.false_positive_rate(params.num_bits, 1_000_000, params.num_hashes)
     return params.num_bits, cuckoo.num_buckets + bloomkit.bloom_capacity(8_000, 0.01), rate

@@ -78,8 +78,7 @@ class BitArray {
     uint64_t union_popcount(const BitArray& other) const {
         check_same_size(other);
         uint64_t total = 0;
-        for (size_t i = 0; i < words_.size(); ++i)
-            total += platform::popcount64(words_[i] | other.words_[i]);
+        for (size_t i = 0; i < words_.size(); ++i) total += platform::popcount64(words_[i] | other.words_[i]);
         return total;
     }
 
@@ -91,9 +90,7 @@ class BitArray {
         return (words_.back() >> used) == 0;
     }
 
-    bool operator==(const BitArray& other) const {
-        return num_bits_ == other.num_bits_ && words_ == other.words_;
-    }
+    bool operator==(const BitArray& other) const { return num_bits_ == other.num_bits_ && words_ == other.words_; }
 
   private:
     void check_same_size(const BitArray& other) const {
@@ -125,7 +122,9 @@ class CounterArray {
     CounterArray(uint64_t num_counters, uint32_t width)
         : num_counters_(num_counters),
           width_(width),
-          shift_(width == 4 ? 2 : width == 8 ? 3 : 4),
+          shift_(width == 4   ? 2
+                 : width == 8 ? 3
+                              : 4),
           max_(static_cast<uint32_t>((uint64_t(1) << width) - 1)) {
         if (!valid_width(width))
             throw std::invalid_argument("counter_bits must be 4, 8 or 16, got " + std::to_string(width));

@@ -263,11 +263,11 @@ class BloomFilter {
             throw std::invalid_argument(std::string(operation) + " needs filters with equal layouts; got '" +
                                         layout_name(layout()) + "' and '" + layout_name(other.layout()) + "'");
         if (!geometry_.compatible(other.geometry_))
-            throw std::invalid_argument(
-                std::string(operation) + " needs filters with equal num_bits, num_hashes and seed; got (" +
-                std::to_string(num_bits()) + ", " + std::to_string(num_hashes()) + ", " + std::to_string(seed()) +
-                ") and (" + std::to_string(other.num_bits()) + ", " + std::to_string(other.num_hashes()) + ", " +
-                std::to_string(other.seed()) + ")");
+            throw std::invalid_argument(std::string(operation) +
+                                        " needs filters with equal num_bits, num_hashes and seed; got (" +
+                                        std::to_string(num_bits()) + ", " + std::to_string(num_hashes()) + ", " +
+                                        std::to_string(seed()) + ") and (" + std::to_string(other.num_bits()) + ", " +
+                                        std::to_string(other.num_hashes()) + ", " + std::to_string(other.seed()) + ")");
     }
 
     void union_with(const BloomFilter& other) {
@@ -357,9 +357,12 @@ class BloomFilter {
     static BloomGeometry read_params(const Frame& frame) {
         ByteReader params(frame.params, frame.params_length);
         BloomGeometry g = BloomGeometry::read_fields(params);
-        if (frame.version >= 2) g.layout = BloomGeometry::read_layout(params);
+        g.check_stored();  // the common fields first, so their errors are named
+        if (frame.version >= 2) {
+            g.layout = BloomGeometry::read_layout(params);
+            g.check_stored();
+        }
         params.expect_end("params");
-        g.check_stored();
         return g;
     }
 

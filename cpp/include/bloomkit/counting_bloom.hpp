@@ -218,14 +218,12 @@ class CountingBloomFilter {
         ByteReader payload(frame.payload, frame.payload_length);
         payload.words(filter.counters_.words(), words, "counters");
         payload.expect_end("payload");
-        if (!filter.counters_.padding_is_clear())
-            throw FormatError("counters set beyond num_bits in the last word");
+        if (!filter.counters_.padding_is_clear()) throw FormatError("counters set beyond num_bits in the last word");
         filter.nonzero_ = filter.counters_.nonzero_count();
         return filter;
     }
 
   private:
-
     std::string describe() const {
         return std::to_string(geometry_.num_bits) + ", " + std::to_string(geometry_.num_hashes) + ", " +
                std::to_string(geometry_.seed) + ", " + std::to_string(counter_bits());

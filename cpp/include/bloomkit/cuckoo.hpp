@@ -78,12 +78,10 @@ struct CuckooGeometry {
 
     void validate() const {
         if (num_buckets < 1 || num_buckets > kCuckooMaxBuckets)
-            throw std::invalid_argument("num_buckets must be in [1, 2**48], got " +
-                                        std::to_string(num_buckets));
+            throw std::invalid_argument("num_buckets must be in [1, 2**48], got " + std::to_string(num_buckets));
         if (bucket_size < kCuckooMinBucketSize || bucket_size > kCuckooMaxBucketSize)
             throw std::invalid_argument("bucket_size must be in [" + std::to_string(kCuckooMinBucketSize) + ", " +
-                                        std::to_string(kCuckooMaxBucketSize) +
-                                        "], got " + std::to_string(bucket_size));
+                                        std::to_string(kCuckooMaxBucketSize) + "], got " + std::to_string(bucket_size));
         if (fingerprint_bits < FingerprintTable::kMinBits || fingerprint_bits > FingerprintTable::kMaxBits)
             throw std::invalid_argument("fingerprint_bits must be in [" + std::to_string(FingerprintTable::kMinBits) +
                                         ", " + std::to_string(FingerprintTable::kMaxBits) + "], got " +
@@ -104,15 +102,13 @@ struct CuckooGeometry {
         size_t stages = 1;
         // Each stage only doubles the one before, so the loop stops at the
         // first stage past 2**48 buckets, long before the shift overflows.
-        while (stage_bits(stages) <= FingerprintTable::kMaxBits && stage_buckets(stages) <= kCuckooMaxBuckets)
-            ++stages;
+        while (stage_bits(stages) <= FingerprintTable::kMaxBits && stage_buckets(stages) <= kCuckooMaxBuckets) ++stages;
         return stages;
     }
 
     bool operator==(const CuckooGeometry& o) const {
-        return num_buckets == o.num_buckets && bucket_size == o.bucket_size &&
-               fingerprint_bits == o.fingerprint_bits && seed == o.seed && capacity == o.capacity &&
-               error_rate == o.error_rate && auto_grow == o.auto_grow;
+        return num_buckets == o.num_buckets && bucket_size == o.bucket_size && fingerprint_bits == o.fingerprint_bits &&
+               seed == o.seed && capacity == o.capacity && error_rate == o.error_rate && auto_grow == o.auto_grow;
     }
 };
 
@@ -344,7 +340,6 @@ class CuckooFilter {
             [&](size_t j) { visit(j, probes[j]); });
     }
 
-
     // Empties the filter and drops every grown stage.
     void clear() {
         stages_.erase(stages_.begin() + 1, stages_.end());
@@ -379,7 +374,8 @@ class CuckooFilter {
 
     void serialize_to(FrameSink& sink) const {
         write_frame(
-            sink, FilterType::Cuckoo, payload_length(geometry_, stages_.size()), [&](ByteWriter& w) { write_params(w); },
+            sink, FilterType::Cuckoo, payload_length(geometry_, stages_.size()),
+            [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) {
                 for (const CuckooTable& t : stages_) t.write(w);
             });
@@ -467,10 +463,11 @@ class CuckooFilter {
                         " slots); remove keys, or create it with a larger capacity or auto_grow=True";
                 break;
             case Outcome::DuplicateLimit:
-                what += "the key's two buckets are already full of its fingerprint: a key can be stored at most "
-                        "2*bucket_size = " +
-                        std::to_string(2 * geometry_.bucket_size) +
-                        " times (bucket_size times if its buckets coincide); the filter is not full";
+                what +=
+                    "the key's two buckets are already full of its fingerprint: a key can be stored at most "
+                    "2*bucket_size = " +
+                    std::to_string(2 * geometry_.bucket_size) +
+                    " times (bucket_size times if its buckets coincide); the filter is not full";
                 break;
             case Outcome::CannotGrow:
                 what += "CuckooFilter cannot grow past " + std::to_string(stages_.size()) +

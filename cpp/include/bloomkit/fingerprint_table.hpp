@@ -127,9 +127,7 @@ class FingerprintTable {
         return bucket_size_;
     }
 
-    void prefetch(uint64_t bucket) const {
-        platform::prefetch_read(&bytes_[(bucket * bucket_size_ * bits_) >> 3]);
-    }
+    void prefetch(uint64_t bucket) const { platform::prefetch_read(&bytes_[(bucket * bucket_size_ * bits_) >> 3]); }
 
     // True when no bit past the last slot is set in the packed data; a valid
     // serialized table must satisfy this.

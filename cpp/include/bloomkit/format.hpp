@@ -71,9 +71,7 @@ inline size_t payload_padding(uint16_t version, size_t params_length) {
     return (kPayloadAlignment - (kHeaderSize + params_length) % kPayloadAlignment) % kPayloadAlignment;
 }
 
-inline uint64_t frame_checksum(const uint8_t* data, size_t len) {
-    return murmur3_x64_128(data, len, kChecksumSeed).h1;
-}
+inline uint64_t frame_checksum(const uint8_t* data, size_t len) { return murmur3_x64_128(data, len, kChecksumSeed).h1; }
 
 // Where a serialized frame goes: a byte vector, a preallocated buffer, a
 // file descriptor (the bindings' sinks), or a checksum on the way.
@@ -247,8 +245,7 @@ class ByteReader {
     // The params or payload must be consumed exactly.
     void expect_end(const char* what) const {
         if (pos_ != len_)
-            throw FormatError(std::string(what) + " has " + std::to_string(len_ - pos_) +
-                              " unexpected trailing bytes");
+            throw FormatError(std::string(what) + " has " + std::to_string(len_ - pos_) + " unexpected trailing bytes");
     }
 
   private:
@@ -344,8 +341,7 @@ struct Frame {
 
 namespace detail {
 inline void check_magic_version_tag(const uint8_t* data) {
-    if (std::memcmp(data, kMagic, sizeof kMagic) != 0)
-        throw FormatError("not a bloomkit filter: bad magic bytes");
+    if (std::memcmp(data, kMagic, sizeof kMagic) != 0) throw FormatError("not a bloomkit filter: bad magic bytes");
     ByteReader r(data + 8, 4);
     const uint16_t version = r.u16("format version");
     if (version < kOldestFormatVersion || version > kFormatVersion)

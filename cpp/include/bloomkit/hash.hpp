@@ -152,9 +152,7 @@ inline Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
 // division: floor(x * range / 2^64) (Lemire, "Fast random integer generation
 // in an interval", 2019). Uses the high bits of x, which MurmurHash mixes as
 // well as the low ones, and works for any range up to 2^64.
-inline uint64_t fast_range64(uint64_t x, uint64_t range) {
-    return platform::mul_high64(x, range);
-}
+inline uint64_t fast_range64(uint64_t x, uint64_t range) { return platform::mul_high64(x, range); }
 
 // Enhanced double hashing (Dillinger & Manolios, "Bloom Filters in
 // Probabilistic Verification", FMCAD 2004, Algorithm 2):

@@ -11,10 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -256,7 +256,8 @@ class ViewKeys {
 
     Hash128 hash(size_t i, uint32_t seed) const {
         const int32_t len = field(i, 0);
-        if (len >= 0 && len <= kInlineMax) return murmur3_x64_128(views_ + i * kViewBytes + 4, static_cast<size_t>(len), seed);
+        if (len >= 0 && len <= kInlineMax)
+            return murmur3_x64_128(views_ + i * kViewBytes + 4, static_cast<size_t>(len), seed);
         // Checked again at use (cheap next to hashing): views in writable
         // memory changed after first_invalid() must not read out of bounds;
         // such a view hashes as the empty key.
@@ -356,9 +357,7 @@ class FloatKeys {
         std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
         return static_cast<double>(v);
     }
-    Hash128 hash(size_t i, uint32_t seed) const {
-        return murmur3_x64_128_u64(canonical_float(value(i)), seed);
-    }
+    Hash128 hash(size_t i, uint32_t seed) const { return murmur3_x64_128_u64(canonical_float(value(i)), seed); }
 
   private:
     const uint8_t* base_;

@@ -46,7 +46,9 @@ inline BloomGeometry bloom_geometry_at_most(Layout layout, uint64_t capacity, do
 }
 
 // Bytes of zero padding after `size` bytes to reach a 64-byte boundary.
-inline uint64_t line_padding(uint64_t size) { return (kPayloadAlignment - size % kPayloadAlignment) % kPayloadAlignment; }
+inline uint64_t line_padding(uint64_t size) {
+    return (kPayloadAlignment - size % kPayloadAlignment) % kPayloadAlignment;
+}
 
 // The constructor arguments of a scalable filter.
 struct ScalableParams {
@@ -100,10 +102,9 @@ class ScalableBloomFilter {
 
     explicit ScalableBloomFilter(const ScalableParams& params) : params_(params) {
         params_.validate();
-        slices_.push_back(
-            Slice{BloomFilter(bloom_geometry_at_most(params_.layout, params_.initial_capacity,
-                                                     params_.first_error_rate(), params_.seed)),
-                  0});
+        slices_.push_back(Slice{BloomFilter(bloom_geometry_at_most(params_.layout, params_.initial_capacity,
+                                                                   params_.first_error_rate(), params_.seed)),
+                                0});
     }
 
     const ScalableParams& params() const { return params_; }
@@ -328,7 +329,6 @@ class ScalableBloomFilter {
 
     // A chain with no slices, filled in by deserialize().
     ScalableBloomFilter(const ScalableParams& params, Empty) : params_(params) {}
-
 
     // Appends the next slice of the schedule and returns it. The geometry
     // is computed (and may throw) before anything changes.

@@ -36,6 +36,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,6 +66,27 @@ inline std::string format_number(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.6g", value);
     return text;
+}
+
+// The shortest %g text that reads back as `value` (Python's repr of a float,
+// up to the ".0" of integral values).
+inline std::string format_repr(double value) {
+    char text[40];
+    for (int precision = 1; precision <= 17; ++precision) {
+        std::snprintf(text, sizeof text, "%.*g", precision, value);
+        if (std::strtod(text, nullptr) == value) break;
+    }
+    return text;
+}
+
+// "1234567" -> "1,234,567" (Python's format(n, ",")).
+inline std::string with_commas(const std::string& digits) {
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
 }
 
 inline const double kLn2 = std::log(2.0);
@@ -181,7 +203,7 @@ inline void check_sizing_request(uint64_t capacity, double error_rate) {
     if (capacity == 0 || capacity >= kMaxCapacity)
         throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
     if (!(error_rate > 0.0 && error_rate < 1.0))
-        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_number(error_rate));
+        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_repr(error_rate));
 }
 
 inline uint32_t classic_optimal_hashes(uint64_t num_bits, uint64_t capacity) {
@@ -191,7 +213,7 @@ inline uint32_t classic_optimal_hashes(uint64_t num_bits, uint64_t capacity) {
 
 inline void check_hash_count(uint32_t k, double error_rate) {
     if (k > kMaxHashes)
-        throw std::invalid_argument("error_rate " + detail::format_number(error_rate) + " needs " + std::to_string(k) +
+        throw std::invalid_argument("error_rate " + detail::format_repr(error_rate) + " needs " + std::to_string(k) +
                                     " hash functions; at most " + std::to_string(kMaxHashes) + " are supported");
 }
 
@@ -200,6 +222,14 @@ inline BloomSize classic_size(uint64_t capacity, double error_rate) {
     check_sizing_request(capacity, error_rate);
     const double n = static_cast<double>(capacity);
     const double bits = std::ceil(-n * std::log(error_rate) / (detail::kLn2 * detail::kLn2));
+    if (!(bits < 9223372036854775808.0)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.0f", bits);
+        throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) + " at error_rate " +
+                                    detail::format_repr(error_rate) + " needs " + detail::with_commas(text) +
+                                    " bits; at most 2**63 - 1 are supported (a ScalableBloomFilter, or several "
+                                    "filters, can hold more keys)");
+    }
     const uint64_t num_bits = bits < 1.0 ? 1 : static_cast<uint64_t>(bits);
     const uint32_t k = classic_optimal_hashes(num_bits, capacity);
     check_hash_count(k, error_rate);
@@ -314,8 +344,8 @@ inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
         return classic_false_positive_rate(m, static_cast<double>(items), classic_optimal_hashes(num_bits, items)) <=
                error_rate;
     };
-    uint64_t n = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 /
-                                                                         -std::log(error_rate))));
+    uint64_t n = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 / -std::log(error_rate))));
     while (n > 0 && !fits(n)) --n;
     while (fits(n + 1)) ++n;
     return n;
@@ -335,7 +365,7 @@ struct CuckooLoad {
     double spread;
 };
 inline CuckooLoad cuckoo_sizing_load(unsigned bucket_size) {
-    static const CuckooLoad table[] = {{0.83, 2.0}, {0.90, 1.5},  {0.93, 1.0},  {0.95, 0.8},
+    static const CuckooLoad table[] = {{0.83, 2.0},  {0.90, 1.5}, {0.93, 1.0}, {0.95, 0.8},
                                        {0.955, 0.8}, {0.96, 0.7}, {0.965, 0.6}};
     if (bucket_size < kCuckooMinBucketSize || bucket_size > kCuckooMaxBucketSize)
         throw std::invalid_argument("bucket_size must be in [2, 8], got " + std::to_string(bucket_size));
@@ -405,24 +435,26 @@ inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned buc
                 const unsigned needed = cuckoo_size(capacity, error_rate, bucket_size, 0, auto_grow).fingerprint_bits;
                 char text[64];
                 std::snprintf(text, sizeof text, "%.3g", bound);
-                throw std::invalid_argument("fingerprint_bits=" + std::to_string(f) +
-                                            " bounds the false-positive rate by " + text + ", above error_rate=" +
-                                            detail::format_number(error_rate) + "; use at least " +
-                                            std::to_string(needed) + " bits or omit one of the two");
+                throw std::invalid_argument(
+                    "fingerprint_bits=" + std::to_string(f) + " bounds the false-positive rate by " + text +
+                    ", above error_rate=" + detail::format_repr(error_rate) + "; use at least " +
+                    std::to_string(needed) + " bits or omit one of the two");
             }
         }
     } else {
         if (!has_rate) throw std::invalid_argument("cuckoo sizing needs error_rate or fingerprint_bits");
-        f = std::max<unsigned>(kCuckooMinFingerprintBits,
-                               static_cast<unsigned>(std::ceil(std::log2(2.0 * bucket_size / error_rate))));
+        // log2(2b) - log2(p), not log2(2b / p): 2b / p overflows to inf for
+        // subnormal p (error_rate=1e-320), and such rates need > 32 bits anyway.
+        const double bits = std::ceil(std::log2(2.0 * bucket_size) - std::log2(error_rate));
+        f = bits > 64.0 ? 64u : std::max<unsigned>(kCuckooMinFingerprintBits, static_cast<unsigned>(bits));
         while (f <= kCuckooMaxFingerprintBits && cuckoo_bound(f, bucket_size, auto_grow) > error_rate) ++f;
         if (f > kCuckooMaxFingerprintBits) {
             char text[64];
             std::snprintf(text, sizeof text, "%.3g", cuckoo_bound(kCuckooMaxFingerprintBits, bucket_size, auto_grow));
-            throw std::invalid_argument("error_rate=" + detail::format_number(error_rate) +
-                                        " needs fingerprints wider than 32 bits with bucket_size=" +
-                                        std::to_string(bucket_size) + (auto_grow ? " and auto_grow" : "") +
-                                        "; the lowest supported rate is " + text);
+            throw std::invalid_argument(
+                "error_rate=" + detail::format_repr(error_rate) +
+                " needs fingerprints wider than 32 bits with bucket_size=" + std::to_string(bucket_size) +
+                (auto_grow ? " and auto_grow" : "") + "; the lowest supported rate is " + text);
         }
     }
     const uint64_t num_buckets = cuckoo_num_buckets(capacity, bucket_size);

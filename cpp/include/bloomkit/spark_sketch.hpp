@@ -61,8 +61,8 @@ inline int32_t hash_bytes(const uint8_t* data, size_t length, int32_t seed) {
     const size_t aligned = length - length % 4;
     uint32_t h1 = static_cast<uint32_t>(seed);
     for (size_t i = 0; i < aligned; i += 4) {
-        const uint32_t block = uint32_t(data[i]) | uint32_t(data[i + 1]) << 8 | uint32_t(data[i + 2]) << 16 |
-                               uint32_t(data[i + 3]) << 24;
+        const uint32_t block =
+            uint32_t(data[i]) | uint32_t(data[i + 1]) << 8 | uint32_t(data[i + 2]) << 16 | uint32_t(data[i + 3]) << 24;
         h1 = detail::mix_h1(h1, detail::mix_k1(block));
     }
     for (size_t i = aligned; i < length; ++i) {
@@ -126,7 +126,8 @@ class SparkBloomFilter {
                 f(static_cast<uint64_t>(c) % bits);
             }
         } else {
-            uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(h.h1) * int64_t(std::numeric_limits<int32_t>::max()));
+            uint64_t c =
+                static_cast<uint64_t>(static_cast<int64_t>(h.h1) * int64_t(std::numeric_limits<int32_t>::max()));
             for (int32_t i = 0; i < num_hashes_; ++i) {
                 c += static_cast<uint64_t>(static_cast<int64_t>(h.h2));
                 const int64_t signed_c = static_cast<int64_t>(c);
@@ -190,7 +191,8 @@ class SparkBloomFilter {
         };
         const int32_t version = read_int("the version");
         if (version != 1 && version != 2)
-            throw FormatError("not a Spark Bloom filter: version " + std::to_string(version) + " (Spark writes 1 or 2)");
+            throw FormatError("not a Spark Bloom filter: version " + std::to_string(version) +
+                              " (Spark writes 1 or 2)");
         const int32_t num_hashes = read_int("numHashFunctions");
         const int32_t seed = version == 2 ? read_int("the seed") : 0;
         const int32_t num_words = read_int("the word count");

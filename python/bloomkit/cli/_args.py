@@ -92,11 +92,24 @@ def add_block_size(parser) -> None:
 
 def size(text: str) -> int:
     """A byte count: 1000000, 1e9, 512KiB, 64MiB, 1GiB, 1.5GB (KB/MB/GB are powers of 1000)."""
-    units = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-             "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30}
+    units = {
+        "": 1,
+        "b": 1,
+        "kb": 10**3,
+        "mb": 10**6,
+        "gb": 10**9,
+        "tb": 10**12,
+        "kib": 2**10,
+        "mib": 2**20,
+        "gib": 2**30,
+        "tib": 2**40,
+        "k": 2**10,
+        "m": 2**20,
+        "g": 2**30,
+    }
     cleaned = text.strip().replace("_", "").lower()
     number = cleaned.rstrip("kmgtib")
-    unit = cleaned[len(number):]
+    unit = cleaned[len(number) :]
     try:
         value = float(number) * units[unit]
     except (ValueError, KeyError):

@@ -31,6 +31,7 @@ from typing import Iterator, NamedTuple
 
 from ._errors import CliError, os_message
 
+
 class _ZstdReader:
     """A zstd stream of any number of frames, read like a file (``read``/``read1``).
 
@@ -119,6 +120,7 @@ _SNIFF_BYTES = 8192
 
 def _lzma_alone_reader(raw):
     return lzma.LZMAFile(raw, mode="rb", format=lzma.FORMAT_ALONE)
+
 
 def _zstd_errors() -> tuple:
     try:

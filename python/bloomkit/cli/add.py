@@ -21,7 +21,9 @@ def register(commands) -> None:
         description="Insert every line of KEYS into the filter in FILE and save it back atomically. Prints nothing.",
     )
     parser.add_argument("filter", metavar="FILE", help="a filter saved by bloomkit (made with build or dedup --save)")
-    parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line (compressed ok), or - for stdin (default)")
+    parser.add_argument(
+        "keys", nargs="*", metavar="KEYS", help="files of keys, one per line (compressed ok), or - for stdin (default)"
+    )
     parser.add_argument("-o", "--output", metavar="OUT", help="save to OUT instead of replacing FILE")
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (as in build --int)")
     _args.add_block_size(parser)

@@ -12,10 +12,19 @@ def register(commands) -> None:
         help="build a filter file from files of keys",
         description="Insert every line of KEYS into a new filter and save it atomically to -o FILE.",
     )
-    parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line (.gz/.xz/.bz2 ok), or - for stdin (default)")
+    parser.add_argument(
+        "keys",
+        nargs="*",
+        metavar="KEYS",
+        help="files of keys, one per line (.gz/.xz/.bz2 ok), or - for stdin (default)",
+    )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="where to save the filter (- for stdout)")
     parser.add_argument(
-        "--capacity", type=_args.count, metavar="N", required=True, help="number of distinct keys (the first stage's size for scalable)"
+        "--capacity",
+        type=_args.count,
+        metavar="N",
+        required=True,
+        help="number of distinct keys (the first stage's size for scalable)",
     )
     parser.add_argument(
         "--error-rate",
@@ -25,7 +34,9 @@ def register(commands) -> None:
         help=f"target false-positive rate (default {_args.DEFAULT_ERROR_RATE:g}, as for dedup)",
     )
     parser.add_argument("--type", choices=_filters.TYPE_NAMES, default="bloom", help="filter type (default bloom)")
-    parser.add_argument("--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)")
+    parser.add_argument(
+        "--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)"
+    )
     _args.add_seed(parser)
     _args.add_block_size(parser)
     _args.add_quiet(parser)

@@ -30,7 +30,9 @@ def register(commands) -> None:
     )
     parser.add_argument("--capacity", type=_args.count, metavar="N", help="number of distinct keys, e.g. 1e9")
     parser.add_argument("--error-rate", type=_args.rate, metavar="P", help="target false-positive rate, e.g. 1e-4")
-    parser.add_argument("--memory", type=_args.size, metavar="BYTES", help="memory for the filter, e.g. 1GiB, 512MB, 1e9")
+    parser.add_argument(
+        "--memory", type=_args.size, metavar="BYTES", help="memory for the filter, e.g. 1GiB, 512MB, 1e9"
+    )
     parser.add_argument("--bucket-size", type=_args.count, default=4, help="cuckoo filter slots per bucket (default 4)")
     parser.set_defaults(handler=run)
 
@@ -41,6 +43,7 @@ def _size(nbytes: int) -> str:
 
 def _largest_capacity(nbytes_of, memory: int) -> "int | None":
     """Largest n >= 1 with nbytes_of(n) <= memory (nbytes_of is non-decreasing), or None."""
+
     def fits(n):
         try:
             return nbytes_of(n) <= memory
@@ -62,6 +65,7 @@ def _largest_capacity(nbytes_of, memory: int) -> "int | None":
 
 def _smallest_rate(nbytes_of, memory: int) -> "float | None":
     """Smallest rate p with nbytes_of(p) <= memory (nbytes_of is non-increasing in p), or None."""
+
     def fits(rate):
         try:
             return nbytes_of(rate) <= memory
@@ -155,4 +159,3 @@ def run(args) -> int:
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return 0
-

@@ -36,8 +36,12 @@ def register(commands) -> None:
             "without their trailing newline; output lines are byte-exact copies, each ending in a newline."
         ),
     )
-    parser.add_argument("inputs", nargs="*", metavar="FILE", help="files of lines (.gz/.xz/.bz2 ok), or - for stdin (default)")
-    parser.add_argument("--capacity", type=_args.count, metavar="N", help="expected number of distinct lines (e.g. 1e8)")
+    parser.add_argument(
+        "inputs", nargs="*", metavar="FILE", help="files of lines (.gz/.xz/.bz2 ok), or - for stdin (default)"
+    )
+    parser.add_argument(
+        "--capacity", type=_args.count, metavar="N", help="expected number of distinct lines (e.g. 1e8)"
+    )
     parser.add_argument(
         "--error-rate",
         type=_args.rate,
@@ -47,7 +51,9 @@ def register(commands) -> None:
     )
     parser.add_argument("--filter", metavar="PATH", help="load this filter if it exists, and save it back at the end")
     parser.add_argument("--save", metavar="PATH", help="save the filter here at the end (default: the --filter path)")
-    parser.add_argument("--stats", action="store_true", help="print counts, fill and estimated FPR to stderr at the end")
+    parser.add_argument(
+        "--stats", action="store_true", help="print counts, fill and estimated FPR to stderr at the end"
+    )
     parser.add_argument(
         "--stats-json",
         nargs="?",

@@ -24,10 +24,22 @@ def register(commands) -> None:
         ),
     )
     parser.add_argument("filter", metavar="FILE", help="a filter saved by bloomkit")
-    parser.add_argument("keys", nargs="*", metavar="KEYS", help="files of keys, one per line, or - for stdin (default unless --key is given)")
-    parser.add_argument("-k", "--key", action="append", default=[], metavar="KEY", help="a key given on the command line (repeatable)")
+    parser.add_argument(
+        "keys",
+        nargs="*",
+        metavar="KEYS",
+        help="files of keys, one per line, or - for stdin (default unless --key is given)",
+    )
+    parser.add_argument(
+        "-k", "--key", action="append", default=[], metavar="KEY", help="a key given on the command line (repeatable)"
+    )
     parser.add_argument("-v", "--invert", action="store_true", help="print the keys that are absent instead")
-    parser.add_argument("-c", "--count", action="store_true", help="print only the number of keys found (absent with --invert), like grep -c")
+    parser.add_argument(
+        "-c",
+        "--count",
+        action="store_true",
+        help="print only the number of keys found (absent with --invert), like grep -c",
+    )
     parser.add_argument("--int", action="store_true", help="keys are base-10 integers (as in build --int)")
     _args.add_block_size(parser)
     _args.add_quiet(parser)

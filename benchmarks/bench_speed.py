@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""Issue 8 speed benchmark: every bloomkit layout against the peers, in one process.
+
+One command runs everything; within each scenario the contenders are
+interleaved (the order rotates every round) and the best of ``--repeats``
+(default 5) rounds is kept, so a burst of load on this shared machine hits
+every contender alike. Measured, at error_rate 0.01:
+
+* per-key ``add`` / ``in`` with Python int and str keys (1e6);
+* NumPy uint64 batch add / lookup at 1e6, 1e7, 1e8 keys against each peer's
+  best path, plus the gather reference: a NumPy random gather
+  (``array[indices]``, one random 8-byte read per key) over an array of the
+  filter's byte size, the floor for one memory access per key;
+* Python list-of-str batches at 1e6 and 1e7, with Python's ``set``;
+* two threads doing batch lookups on one filter against one thread;
+* measured false-positive rate and bits per key of every filter.
+
+    python benchmarks/bench_speed.py > benchmarks/results/speed.md
+    python benchmarks/bench_speed.py --batch-sizes 1e6,1e7 --str-sizes 1e6 --repeats 3   # quicker
+
+Ratios: "x peer" is the peer's ns/key divided by bloomkit's (above 1: bloomkit
+is faster); "/ gather" is bloomkit's ns/key divided by the gather
+reference's (the target is at most 2). Peers that have no batch API run
+their fastest Python-level path (``update(list)`` or a list comprehension
+over ``in``) on a list of the same keys; at 1e8 keys their lists would need
+~4 GB, so they insert and look up the first 1e7 keys into a filter sized for
+1e8 (the same memory footprint, per-key cost measured on 1e7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _common as C  # noqa: E402
+import numpy as np  # noqa: E402
+
+P = 0.01
+PEER_LIST_CAP = 10_000_000
+
+
+# ------------------------------------------------------------------ peers
+
+
+def load_peers() -> dict:
+    """name -> dict(make, add, contains, add_batch, contains_batch, bits) for installed peers."""
+    peers = {}
+    rb, _ = C.import_peer("rbloom", "rbloom")
+    if rb:
+        peers["rbloom"] = dict(
+            make=lambda n: rb.Bloom(n, P), bits=lambda f: f.size_in_bits,
+            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+    ab, _ = C.import_peer("abloom", "abloom")
+    if ab:
+        peers["abloom"] = dict(
+            make=lambda n: ab.BloomFilter(n, P), bits=lambda f: f.bit_count,
+            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+    pbf, _ = C.import_peer("pybloomfiltermmap3", "pybloomfilter")
+    if pbf:
+        peers["pybloomfiltermmap3"] = dict(
+            make=lambda n: pbf.BloomFilter(n, P, None), bits=lambda f: f.num_bits,
+            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+    fb, _ = C.import_peer("fastbloom-rs", "fastbloom_rs")
+    if fb:
+        def fb_add(f, ks):
+            (f.add_int_batch if isinstance(ks[0], int) else f.add_str_batch)(ks)
+
+        def fb_contains(f, ks):
+            return (f.contains_int_batch if isinstance(ks[0], int) else f.contains_str_batch)(ks)
+
+        peers["fastbloom-rs"] = dict(
+            make=lambda n: fb.PyFilterBuilder(n, P).build_bloom_filter(), bits=lambda f: f.config().size(),
+            add_batch=fb_add, contains_batch=fb_contains,
+            add_one=lambda f: f.add_int, in_one=lambda f: f.contains_int,
+            add_one_str=lambda f: f.add_str, in_one_str=lambda f: f.contains_str)
+    return peers
+
+
+# ----------------------------------------------------------------- timing
+
+
+def interleaved_best(contenders: dict, repeats: int) -> dict:
+    """name -> best seconds of run(setup()), rounds interleaved with a rotating order."""
+    names = list(contenders)
+    best = {name: float("inf") for name in names}
+    for r in range(repeats):
+        order = names[r % len(names):] + names[: r % len(names)]
+        for name in order:
+            setup, run = contenders[name]
+            state = setup()
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                run(state)
+                elapsed = time.perf_counter() - t0
+            finally:
+                gc.enable()
+            best[name] = min(best[name], elapsed)
+            del state
+        C._progress(f"    round {r + 1}/{repeats} done")
+    return best
+
+
+def loop_add(add, keys):
+    for k in keys:
+        add(k)
+
+
+def loop_in(f, keys):
+    return sum(1 for k in keys if k in f)
+
+
+def loop_pred(predicate, keys):
+    return sum(1 for k in keys if predicate(k))
+
+
+# ----------------------------------------------------------------- report
+
+
+class Report:
+    def __init__(self):
+        self.summary = []  # (target, measured, met)
+
+    def table(self, title: str, ns: dict, counts: dict, bloomkit_names: list, peer_names: list,
+              gather: str | None = None, note: str = ""):
+        print(f"### {title}")
+        print()
+        if note:
+            print(note)
+            print()
+        cols = ["contender", "ns/key", "Mkeys/s"] + [f"x {p}" for p in peer_names]
+        if gather:
+            cols.append("/ gather")
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for name in list(ns):
+            per_key = ns[name] * 1e9 / counts[name]
+            row = [name, f"{per_key:.1f}", f"{1e3 / per_key:.1f}"]
+            for p in peer_names:
+                if name in bloomkit_names and p in ns:
+                    row.append(f"{(ns[p] / counts[p]) / (ns[name] / counts[name]):.2f}")
+                else:
+                    row.append("")
+            if gather:
+                row.append(f"{(ns[name] / counts[name]) / (ns[gather] / counts[gather]):.2f}"
+                           if name in bloomkit_names else "")
+            print("| " + " | ".join(row) + " |")
+        print()
+
+    @staticmethod
+    def per_key(ns, counts, name):
+        return ns[name] * 1e9 / counts[name]
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(0, 2**63, size=n, dtype=np.uint64).tolist()
+    strs = C.url_keys(0, n).tolist()
+    for kind, keys in (("int", ints), ("str", strs)):
+        for op in ("add", "in"):
+            contenders, counts = {}, {}
+            names_bk = []
+            for layout in layouts:
+                name = f"bloomkit {layout}"
+                names_bk.append(name)
+                if op == "add":
+                    contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
+                                        lambda f: loop_add(f.add, keys))
+                else:
+                    f = bk.BloomFilter(n, P, layout=layout)
+                    f.update(keys)
+                    contenders[name] = (lambda f=f: f, lambda f: loop_in(f, keys))
+            for pname, peer in peers.items():
+                if pname == "fastbloom-rs":
+                    add_one = peer["add_one" if kind == "int" else "add_one_str"]
+                    in_one = peer["in_one" if kind == "int" else "in_one_str"]
+                    if op == "add":
+                        contenders[pname] = (lambda peer=peer: peer["make"](n),
+                                             lambda f, a=add_one: loop_add(a(f), keys))
+                    else:
+                        f = peer["make"](n)
+                        peer["add_batch"](f, keys)
+                        contenders[pname] = (lambda f=f: f, lambda f, c=in_one: loop_pred(c(f), keys))
+                    continue
+                if op == "add":
+                    contenders[pname] = (lambda peer=peer: peer["make"](n), lambda f: loop_add(f.add, keys))
+                else:
+                    f = peer["make"](n)
+                    peer["add_batch"](f, keys)
+                    contenders[pname] = (lambda f=f: f, lambda f: loop_in(f, keys))
+            if op == "add":
+                contenders["set"] = (set, lambda s: loop_add(s.add, keys))
+            else:
+                s = set(keys)
+                contenders["set"] = (lambda s=s: s, lambda s: loop_in(s, keys))
+            C._progress(f"per-key {op} {kind} n={n:,}")
+            best = interleaved_best(contenders, repeats)
+            counts = {name: n for name in best}
+            peer_names = [p for p in best if p not in names_bk]
+            report.table(f"Per-key `{'f.add(k)' if op == 'add' else 'k in f'}`, {kind} keys, n = {n:,}",
+                         best, counts, names_bk, peer_names)
+            report.record(f"per-key {op} {kind}", best, counts, names_bk, [p for p in peer_names if p != "set"])
+
+
+def gather_contender(nbytes: int, n: int, rng):
+    array = np.ones(max(1, nbytes // 8), dtype=np.uint64)
+    indices = rng.integers(0, len(array), size=n, dtype=np.int64)
+    return (lambda: (array, indices), lambda s: s[0][s[1]])
+
+
+def numpy_batch_scenarios(bk, peers, layouts, n, repeats, report, seed):
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    peer_n = min(n, PEER_LIST_CAP)
+    peer_keys = keys[:peer_n].tolist() if peers else []
+    for op in ("add", "lookup"):
+        contenders, counts, names_bk = {}, {}, []
+        filters = {}
+        for layout in layouts:
+            name = f"bloomkit {layout}"
+            names_bk.append(name)
+            if op == "add":
+                contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
+                                    lambda f: f.update(keys))
+            else:
+                f = bk.BloomFilter(n, P, layout=layout)
+                f.update(keys)
+                filters[layout] = f
+                contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
+            counts[name] = n
+        # One gather reference per distinct filter size (layouts differ by a few %).
+        nbytes = bk.BloomFilter(n, P, layout=layouts[0]).nbytes if layouts else n
+        contenders["gather"] = gather_contender(nbytes, n, rng)
+        counts["gather"] = n
+        for pname, peer in peers.items():
+            if op == "add":
+                contenders[pname] = (lambda peer=peer: peer["make"](n),
+                                     lambda f, peer=peer: peer["add_batch"](f, peer_keys))
+            else:
+                f = peer["make"](n)
+                peer["add_batch"](f, peer_keys)
+                if peer["contains_batch"]:
+                    contenders[pname] = (lambda f=f: f, lambda f, peer=peer: peer["contains_batch"](f, peer_keys))
+                else:
+                    contenders[pname] = (lambda f=f: f, lambda f: [k in f for k in peer_keys])
+            counts[pname] = peer_n
+        C._progress(f"NumPy uint64 batch {op} n={n:,}")
+        best = interleaved_best(contenders, repeats)
+        peer_names = [p for p in best if p not in names_bk and p != "gather"]
+        note = (f"bloomkit: `f.update(ndarray)` / `f.contains_many(ndarray)`; peers: `update(list)` / "
+                f"`contains_*_batch(list)` or `[k in f for k in list]` over {peer_n:,} keys; gather: "
+                f"`array[random indices]` over {nbytes / 1e6:.1f} MB.")
+        report.table(f"NumPy uint64 batch {op}, n = {n:,}", best, counts, names_bk, peer_names,
+                     gather="gather", note=note)
+        report.record(f"NumPy batch {op} {n:.0e}", best, counts, names_bk, peer_names, gather="gather")
+        if op == "lookup" and n >= 10**7:
+            threads_scenario(filters, keys, repeats, report, n)
+        del filters
+
+
+def threads_scenario(filters, keys, repeats, report, n):
+    half = len(keys) // 2
+    parts = [keys[:half], keys[half:]]
+    print(f"### Two threads, `contains_many(ndarray)` on one filter, n = {n:,}")
+    print()
+    print("| layout | 1 thread, both halves (s) | 2 threads, one half each (s) | speedup |")
+    print("|---|---:|---:|---:|")
+    for layout, f in filters.items():
+        def one(f=f):
+            for part in parts:
+                f.contains_many(part)
+
+        def two(f=f):
+            threads = [threading.Thread(target=f.contains_many, args=(part,)) for part in parts]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+
+        best = interleaved_best({"one": (lambda: None, lambda _: one()), "two": (lambda: None, lambda _: two())},
+                                repeats)
+        speedup = best["one"] / best["two"]
+        print(f"| {layout} | {best['one']:.3f} | {best['two']:.3f} | {speedup:.2f} |")
+        report.summary.append((f"two threads {layout} n={n:.0e}", f"{speedup:.2f}x", speedup >= 1.7))
+    print()
+
+
+def str_batch_scenarios(bk, peers, layouts, n, repeats, report):
+    keys = C.url_keys(0, n).tolist()
+    for op in ("add", "lookup"):
+        contenders, names_bk = {}, []
+        for layout in layouts:
+            name = f"bloomkit {layout}"
+            names_bk.append(name)
+            if op == "add":
+                contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
+                                    lambda f: f.update(keys))
+            else:
+                f = bk.BloomFilter(n, P, layout=layout)
+                f.update(keys)
+                contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
+        for pname, peer in peers.items():
+            if op == "add":
+                contenders[pname] = (lambda peer=peer: peer["make"](n), lambda f, peer=peer: peer["add_batch"](f, keys))
+            else:
+                f = peer["make"](n)
+                peer["add_batch"](f, keys)
+                if peer["contains_batch"]:
+                    contenders[pname] = (lambda f=f: f, lambda f, peer=peer: peer["contains_batch"](f, keys))
+                else:
+                    contenders[pname] = (lambda f=f: f, lambda f: [k in f for k in keys])
+        if op == "add":
+            contenders["set"] = (set, lambda s: s.update(keys))
+        else:
+            s = set(keys)
+            contenders["set"] = (lambda s=s: s, lambda s: list(map(s.__contains__, keys)))
+        C._progress(f"str list batch {op} n={n:,}")
+        best = interleaved_best(contenders, repeats)
+        counts = {name: n for name in best}
+        peer_names = [p for p in best if p not in names_bk]
+        report.table(f"str list batch {op}, n = {n:,}", best, counts, names_bk, peer_names,
+                     note="bloomkit: `f.update(list)` / `f.contains_many(list)`; set: `s.update(list)` / "
+                          "`list(map(s.__contains__, list))`; peers: their batch call or `[k in f for k in list]`.")
+        report.record(f"str list batch {op} {n:.0e}", best, counts, names_bk, peer_names)
+
+
+def accuracy_table(bk, peers, layouts, n, probes, seed):
+    keys, absent = C.u64_keys(n, probes, seed)
+    keys = keys >> np.uint64(1)  # < 2**63 for peers that take a C long
+    absent = absent >> np.uint64(1)
+    absent = absent[~np.isin(absent, keys)]
+    key_list, absent_list = keys.tolist(), absent.tolist()
+    print(f"### Measured false-positive rate and memory, n = {n:,}, error_rate = {P}")
+    print()
+    print(f"{len(absent):,} absent uint64 keys probed per filter.")
+    print()
+    print("| filter | measured FPR | bits/key | memory vs classic |")
+    print("|---|---:|---:|---:|")
+    classic_bits = None
+    for layout in layouts:
+        f = bk.BloomFilter(n, P, layout=layout)
+        f.update(keys)
+        assert f.contains_many(keys).all()
+        fpr = np.count_nonzero(f.contains_many(absent)) / len(absent)
+        if layout == "classic":
+            classic_bits = f.num_bits
+        vs = f"{f.num_bits / classic_bits - 1:+.1%}" if classic_bits else ""
+        print(f"| bloomkit {layout} | {fpr:.4%} | {f.num_bits / n:.2f} | {vs} |")
+    for pname, peer in peers.items():
+        f = peer["make"](n)
+        peer["add_batch"](f, key_list)
+        hits = sum(peer["contains_batch"](f, absent_list)) if peer["contains_batch"] else loop_in(f, absent_list)
+        print(f"| {pname} | {hits / len(absent):.4%} | {peer['bits'](f) / n:.2f} | |")
+    print()
+
+
+def _record(self, label, best, counts, names_bk, peer_names, gather=None):
+    per = {name: best[name] * 1e9 / counts[name] for name in best}
+    fastest_peer = min((p for p in peer_names if p != "set" and p in per), key=per.get, default=None)
+    for name in names_bk:
+        parts = []
+        if fastest_peer:
+            parts.append(f"{per[fastest_peer] / per[name]:.2f}x {fastest_peer}")
+        if "set" in per:
+            parts.append(f"{per['set'] / per[name]:.2f}x set")
+        if gather:
+            parts.append(f"{per[name] / per[gather]:.2f}x gather")
+        self.summary.append((f"{label} {name}", f"{per[name]:.1f} ns/key; " + ", ".join(parts), None))
+
+
+Report.record = _record
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--layouts", default="classic,blocked512,split_block")
+    ap.add_argument("--per-key-size", default="1e6")
+    ap.add_argument("--batch-sizes", default="1e6,1e7,1e8")
+    ap.add_argument("--str-sizes", default="1e6,1e7")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--probes", default="1e6")
+    ap.add_argument("--only", default="accuracy,per-key,numpy,str", help="comma-separated parts to run")
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    layouts = [x for x in args.layouts.split(",") if x]
+    parts = set(args.only.split(","))
+
+    bk, _, _ = C.import_bloomkit("BloomFilter")
+    if bk is None:
+        print("bloomkit is not installed", file=sys.stderr)
+        return 1
+    peers = {} if args.no_peers else load_peers()
+    info = C.machine_info()
+    print("# bloomkit speed benchmark (issue 8): layouts vs peers")
+    print()
+    print(f"Command: `python benchmarks/bench_speed.py {' '.join(argv if argv is not None else sys.argv[1:])}`")
+    print()
+    C.print_machine(info, C.LIB_STATUS)
+    print(f"error_rate {P}; best of {args.repeats} interleaved rounds; ns/key is wall time / keys.")
+    print()
+    report = Report()
+    started = time.time()
+    if "accuracy" in parts:
+        accuracy_table(bk, peers, layouts, C.parse_count(args.per_key_size), C.parse_count(args.probes), args.seed)
+    if "per-key" in parts:
+        per_key_scenarios(bk, peers, layouts, C.parse_count(args.per_key_size), args.repeats, report, args.seed)
+    if "numpy" in parts:
+        for n in C.parse_sizes(args.batch_sizes):
+            numpy_batch_scenarios(bk, peers, layouts, n, args.repeats, report, args.seed)
+    if "str" in parts:
+        for n in C.parse_sizes(args.str_sizes):
+            str_batch_scenarios(bk, peers, layouts, n, args.repeats, report)
+    print("## Summary (bloomkit per layout: ns/key, speed ratio to the fastest peer / set, cost ratio to gather)")
+    print()
+    for label, value, met in report.summary:
+        mark = "" if met is None else (" (met)" if met else " (NOT met)")
+        print(f"- {label}: {value}{mark}")
+    print()
+    print(f"Total run time {time.time() - started:.0f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
