@@ -34,16 +34,20 @@ def _wait_until_locked(path, timeout=60.0):
 def _overlapping_runs(tmp_path, path, first_args, second_args, first_keys, second_keys):
     command = [sys.executable, "-m", "bloomkit"]
     (tmp_path / "second.txt").write_bytes(b"\n".join(second_keys) + b"\n")
-    with open(tmp_path / "out1", "wb") as out1, open(tmp_path / "out2", "wb") as out2, open(
-        tmp_path / "second.txt", "rb"
-    ) as second_input:
-        first = subprocess.Popen([*command, *map(str, first_args)], stdin=subprocess.PIPE, stdout=out1,
-                                 stderr=subprocess.PIPE)
+    with (
+        open(tmp_path / "out1", "wb") as out1,
+        open(tmp_path / "out2", "wb") as out2,
+        open(tmp_path / "second.txt", "rb") as second_input,
+    ):
+        first = subprocess.Popen(
+            [*command, *map(str, first_args)], stdin=subprocess.PIPE, stdout=out1, stderr=subprocess.PIPE
+        )
         first.stdin.write(b"\n".join(first_keys[: len(first_keys) // 2]) + b"\n")
         first.stdin.flush()
         _wait_until_locked(path)  # the first run holds the lock and waits for more input
-        second = subprocess.Popen([*command, *map(str, second_args)], stdin=second_input, stdout=out2,
-                                  stderr=subprocess.PIPE)
+        second = subprocess.Popen(
+            [*command, *map(str, second_args)], stdin=second_input, stdout=out2, stderr=subprocess.PIPE
+        )
         waiting = second.stderr.readline().decode()  # blocks until the second run reports
         first.stdin.write(b"\n".join(first_keys[len(first_keys) // 2 :]) + b"\n")
         first.stdin.close()
@@ -72,8 +76,12 @@ def test_two_concurrent_dedup_runs_keep_every_key(tmp_path):
 
 def test_two_concurrent_add_runs_keep_every_key(tmp_path):
     path = tmp_path / "f.bk"
-    subprocess.run([sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "100000"],
-                   input=b"", check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "100000"],
+        input=b"",
+        check=True,
+        timeout=120,
+    )
     a = [f"a{i}".encode() for i in range(20_000)]
     b = [f"b{i}".encode() for i in range(20_000)]
     waiting, _, _ = _overlapping_runs(tmp_path, path, ["add", path], ["add", path], a, b)
@@ -83,7 +91,11 @@ def test_two_concurrent_add_runs_keep_every_key(tmp_path):
 
 def test_lock_file_is_a_sidecar_and_stays(tmp_path):
     path = tmp_path / "f.bk"
-    subprocess.run([sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "1000"],
-                   input=b"x\n", check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "1000"],
+        input=b"x\n",
+        check=True,
+        timeout=120,
+    )
     assert (tmp_path / "f.bk.lock").exists()
     assert "x" in bloomkit.load(path)

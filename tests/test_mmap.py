@@ -36,7 +36,11 @@ def test_open_read_answers_like_the_saved_filter(tmp_path, layout):
         assert np.array_equal(mapped.contains_many(probe), ram.contains_many(probe))
         assert all(k in mapped for k in keys(0, 20_000))
         assert (mapped.num_bits, mapped.num_hashes, mapped.seed, mapped.layout) == (
-            ram.num_bits, ram.num_hashes, 7, layout)
+            ram.num_bits,
+            ram.num_hashes,
+            7,
+            layout,
+        )
         assert (mapped.capacity, mapped.error_rate) == (ram.capacity, ram.error_rate)
         assert mapped == ram
         assert mapped.to_bytes() == ram.to_bytes()

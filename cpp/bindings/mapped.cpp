@@ -28,7 +28,8 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const bloomkit::ReadOnlyError& e) {
-            static py::handle unsupported = py::object(py::module_::import("io").attr("UnsupportedOperation")).release();
+            static py::handle unsupported =
+                py::object(py::module_::import("io").attr("UnsupportedOperation")).release();
             PyErr_SetString(unsupported.ptr(), e.what());
         } catch (const bloomkit::ClosedError& e) {
             PyErr_SetString(PyExc_ValueError, e.what());
@@ -55,21 +56,21 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
         "_create_bloom_file",
         [](int fd, const std::string& path, uint64_t num_bits, uint32_t num_hashes, uint32_t seed, uint64_t capacity,
            double error_rate, const std::string& layout) {
-            const BloomGeometry geometry{num_bits, num_hashes, seed, capacity, error_rate,
-                                         bloomkit::layout_from_name(layout)};
+            const BloomGeometry geometry{num_bits, num_hashes, seed,
+                                         capacity, error_rate, bloomkit::layout_from_name(layout)};
             return AccessGuard::without_gil([&] { return bloomkit::create_bloom_file(fd, path, geometry); });
         },
-        py::arg("fd"), py::arg("path"), py::arg("num_bits"), py::arg("num_hashes"), py::arg("seed"), py::arg("capacity"),
-        py::arg("error_rate"), py::arg("layout"));
+        py::arg("fd"), py::arg("path"), py::arg("num_bits"), py::arg("num_hashes"), py::arg("seed"),
+        py::arg("capacity"), py::arg("error_rate"), py::arg("layout"));
 
     // The filter over the file's payload, in place (no copy).
-    cls.def(py::init([](std::shared_ptr<MappedFile> file, bool verify) {
-                return AccessGuard::without_gil([&] {
-                    return new G(bloomkit::map_bloom(
-                        file, verify ? bloomkit::Checksum::Verify : bloomkit::Checksum::Skip));
-                });
-            }),
-            py::arg("file"), py::arg("verify"));
+    cls.def(
+        py::init([](std::shared_ptr<MappedFile> file, bool verify) {
+            return AccessGuard::without_gil([&] {
+                return new G(bloomkit::map_bloom(file, verify ? bloomkit::Checksum::Verify : bloomkit::Checksum::Skip));
+            });
+        }),
+        py::arg("file"), py::arg("verify"));
 
     // flush() and close() take the guard: flush reads the bits (shared
     // lock), close waits for every running batch of this process (exclusive
@@ -88,8 +89,9 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
             self.core.close();
         });
     });
-    cls.def_property_readonly("closed", [](G& self) { return self.core.closed(); },
-                              "True after close(): every further use raises ValueError.");
+    cls.def_property_readonly(
+        "closed", [](G& self) { return self.core.closed(); },
+        "True after close(): every further use raises ValueError.");
 }
 
 }  // namespace bloomkit_py

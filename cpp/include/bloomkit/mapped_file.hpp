@@ -85,7 +85,8 @@ class MappedFile {
         file->fd_ = fd;
         struct stat info;
         if (::fstat(file->fd_, &info) != 0) file->fail("cannot stat");
-        if (!S_ISREG(info.st_mode)) throw std::invalid_argument(path + ": not a regular file; only files can be mapped");
+        if (!S_ISREG(info.st_mode))
+            throw std::invalid_argument(path + ": not a regular file; only files can be mapped");
         uint8_t header[kHeaderSize];
         const ssize_t got = ::pread(file->fd_, header, sizeof header, 0);
         if (got < 0) file->fail("cannot read");

@@ -142,7 +142,8 @@ inline void prefetch_write(const void* address) {
 inline uint64_t atomic_fetch_or64(uint64_t* word, uint64_t mask) {
 #if defined(_MSC_VER) && !defined(__clang__)
     if (mask == 0) return static_cast<uint64_t>(_InterlockedOr64(reinterpret_cast<volatile __int64*>(word), 0));
-    return static_cast<uint64_t>(_InterlockedOr64(reinterpret_cast<volatile __int64*>(word), static_cast<__int64>(mask)));
+    return static_cast<uint64_t>(
+        _InterlockedOr64(reinterpret_cast<volatile __int64*>(word), static_cast<__int64>(mask)));
 #else
     if (mask == 0) return __atomic_load_n(word, __ATOMIC_RELAXED);
     return __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);

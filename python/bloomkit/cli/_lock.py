@@ -44,9 +44,7 @@ def exclusive(path):
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            sys.stderr.write(
-                f"bloomkit: waiting for {path}: another bloomkit run is writing it (lock {lock_path})\n"
-            )
+            sys.stderr.write(f"bloomkit: waiting for {path}: another bloomkit run is writing it (lock {lock_path})\n")
             sys.stderr.flush()
             fcntl.flock(descriptor, fcntl.LOCK_EX)
         yield
