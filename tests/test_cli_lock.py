@@ -74,14 +74,14 @@ def test_two_concurrent_dedup_runs_keep_every_key(tmp_path):
     assert f.contains_many(a + b).all()
 
 
+def _build(path, keys: bytes, capacity: int) -> None:
+    command = [sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", str(capacity)]
+    subprocess.run(command, input=keys, check=True, timeout=120)
+
+
 def test_two_concurrent_add_runs_keep_every_key(tmp_path):
     path = tmp_path / "f.bk"
-    subprocess.run(
-        [sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "100000"],
-        input=b"",
-        check=True,
-        timeout=120,
-    )
+    _build(path, b"", 100_000)
     a = [f"a{i}".encode() for i in range(20_000)]
     b = [f"b{i}".encode() for i in range(20_000)]
     waiting, _, _ = _overlapping_runs(tmp_path, path, ["add", path], ["add", path], a, b)
@@ -91,11 +91,6 @@ def test_two_concurrent_add_runs_keep_every_key(tmp_path):
 
 def test_lock_file_is_a_sidecar_and_stays(tmp_path):
     path = tmp_path / "f.bk"
-    subprocess.run(
-        [sys.executable, "-m", "bloomkit", "build", "-o", path, "--capacity", "1000"],
-        input=b"x\n",
-        check=True,
-        timeout=120,
-    )
+    _build(path, b"x\n", 1000)
     assert (tmp_path / "f.bk.lock").exists()
     assert "x" in bloomkit.load(path)

@@ -45,7 +45,10 @@ def test_open_read_answers_like_the_saved_filter(tmp_path, layout):
         assert mapped == ram
         assert mapped.to_bytes() == ram.to_bytes()
         assert len(mapped) == len(ram)
-        assert mapped.copy() == ram
+        copied = mapped.copy()
+        assert copied == ram and len(copied) == len(ram) and copied._set_bits == ram._set_bits
+        copied.add("only in the copy")
+        assert "only in the copy" not in mapped
     assert path.read_bytes() == ram.to_bytes()  # "r" never writes
 
 

@@ -137,6 +137,18 @@ class BloomFilter {
         if (bits_.owned()) set_bits_ = bits_.popcount();
     }
 
+    // A copy is always an ordinary in-memory filter (WordStorage copies are
+    // owned), so it needs a count of its set bits even when the original,
+    // a mapped filter, does not track one. Copying a closed filter raises.
+    BloomFilter(const BloomFilter& other)
+        : geometry_(other.geometry_), bits_(other.read_bits()), set_bits_(other.set_bits()) {}
+    BloomFilter& operator=(const BloomFilter& other) {
+        if (this != &other) *this = BloomFilter(other);
+        return *this;
+    }
+    BloomFilter(BloomFilter&&) = default;
+    BloomFilter& operator=(BloomFilter&&) = default;
+
     const BloomGeometry& geometry() const { return geometry_; }
     uint64_t num_bits() const { return geometry_.num_bits; }
     uint32_t num_hashes() const { return geometry_.num_hashes; }
