@@ -24,7 +24,7 @@ from ._errors import CliError, os_message
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".lock"
 
