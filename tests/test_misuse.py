@@ -194,6 +194,7 @@ ARGUMENTS = {
 NOT_ABOUT_STATE = {
     "from_bytes",
     "load",
+    "open",
     "from_params",
     "from_spark_bytes",
     "from_redis",

@@ -11,6 +11,8 @@ namespace bloomkit_py {
 using bloomkit::BloomFilter;
 using bloomkit::BloomGeometry;
 
+void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls);  // mapped.cpp
+
 void bind_bloom(py::module_& m) {
     using G = Guarded<BloomFilter>;
     py::class_<G> cls(m, "BloomCore", "C++ core of bloomkit.BloomFilter; use that class instead.");
@@ -62,9 +64,7 @@ void bind_bloom(py::module_& m) {
         ByteBuffer buffer(payload);
         self.guard.released_write([&] {
             bloomkit::ByteReader r(buffer.data(), buffer.size());
-            BloomFilter replacement = BloomFilter::read_payload(self.core.geometry(), r);
-            r.expect_end("payload");
-            self.core = std::move(replacement);
+            self.core.assign_payload(r);
         });
     });
     cls.def("_union_update", [](G& self, G& other) {
@@ -76,6 +76,7 @@ void bind_bloom(py::module_& m) {
     cls.def("_union_set_bits", [](G& self, G& other) {
         return read_pair(self.guard, other.guard, [&] { return self.core.union_set_bits(other.core); });
     });
+    bind_mapped_bloom(m, cls);
 }
 
 }  // namespace bloomkit_py

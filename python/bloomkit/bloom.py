@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import _batch, _core, calc
+from . import _batch, _core, _mapped, calc
 from ._base import FilterBase, register
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
@@ -142,6 +142,62 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
 
     # Cells in use, for FillEstimates.
     _occupied = _core.BloomCore._set_bits
+
+    # -- file-backed filters (docs/decisions.md, "File-backed filters") ---
+    _file = None  # the bloomkit._core.MappedFile of a filter made by open()
+
+    @classmethod
+    def open(cls, path, mode="r", *, capacity=None, error_rate=0.01, seed=0, layout=None, verify=False):
+        """A filter whose bits are the file at ``path``, mapped into memory (no copy).
+
+        ``mode="r"`` maps a saved filter read-only: opening is O(1), memory
+        grows only by the pages lookups touch, and every process sharing the
+        file shares those pages; any write raises ``io.UnsupportedOperation``.
+        ``"r+"`` maps it writable and shared: adds from many processes land
+        in the file with atomic 64-bit ORs (no lost bits, no lock per add).
+        ``"w+"`` creates the file for ``capacity``/``error_rate``/``seed``/
+        ``layout`` (as the constructor) without building the filter in RAM.
+
+        Header, lengths and parameters are always validated (``ValueError``);
+        the checksum, which reads the whole file, only with ``verify=True``.
+        :meth:`flush` rewrites the checksum and syncs; :meth:`close` (or the
+        ``with`` block) flushes and unmaps.
+        """
+        return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify)
+
+    def flush(self) -> None:
+        """Write the checksum of the current bits and sync the mapping to the file.
+
+        Reads the whole filter. A no-op for a filter not opened writable;
+        ``ValueError`` once closed.
+        """
+        self._flush(self._file)
+
+    def close(self) -> None:
+        """Flush a writable file-backed filter and release the bits (unmap the file).
+
+        Waits for batches running in other threads of this process. Any later
+        use raises ``ValueError``; closing twice does nothing.
+        """
+        self._close(self._file)
+        self._file = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def _check_capacity(self, stacklevel: int = 1) -> None:
+        # A file-backed filter counts its set bits by reading the whole file
+        # (other processes add too), so it is not checked after every batch.
+        if self._file is None:
+            super()._check_capacity(stacklevel + 1)
+
+    def _display_rows(self) -> dict:
+        if self.closed:
+            return {"state": "closed"}
+        return super()._display_rows()
 
     def _positions_many(self, keys) -> np.ndarray:
         """``(len(keys), num_hashes)`` uint64 array: the bit indices each key sets.

@@ -1,3 +1,5 @@
+import os
+from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
@@ -36,6 +38,30 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
     ) -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
+    _file: _core.MappedFile | None
+    @classmethod
+    def open(
+        cls,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+        mode: Literal["r", "r+", "w+"] = "r",
+        *,
+        capacity: _Count | None = None,
+        error_rate: float = 0.01,
+        seed: int = 0,
+        layout: Literal["classic", "blocked512", "split_block"] | None = None,
+        verify: bool = False,
+    ) -> BloomFilter: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> BloomFilter: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+    def _check_capacity(self, stacklevel: int = 1) -> None: ...
+    def _display_rows(self) -> dict[str, Any]: ...
     def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...
     @property
     def _occupied(self) -> int: ...

@@ -40,6 +40,8 @@ class BitArray {
     uint64_t nbytes() const { return words_.size() * sizeof(uint64_t); }
     const uint64_t* words() const { return words_.data(); }
     uint64_t* words() { return words_.data(); }
+    StorageAccess access() const { return words_.access(); }
+    bool owned() const { return words_.owned(); }
 
     bool test(uint64_t bit) const { return (words_[bit >> 6] >> (bit & 63)) & 1u; }
 

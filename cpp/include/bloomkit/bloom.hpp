@@ -127,13 +127,27 @@ class BloomFilter {
 
     // A filter over existing bits (e.g. derived from a counting filter's
     // non-zero counters, or borrowed memory); `bits` must hold exactly
-    // num_bits bits.
+    // num_bits bits. Borrowed bits are not counted here: for a mapped file
+    // that would read all of it (mapped_file.hpp), and other processes may
+    // set bits at any time, so set_bits() counts them when asked.
     BloomFilter(const BloomGeometry& geometry, BitArray bits) : geometry_(geometry), bits_(std::move(bits)) {
         geometry_.validate();
         if (bits_.num_bits() != geometry_.num_bits || !bits_.padding_is_clear())
             throw std::invalid_argument("bit array does not match num_bits");
-        set_bits_ = bits_.popcount();
+        if (bits_.owned()) set_bits_ = bits_.popcount();
     }
+
+    // A copy is always an ordinary in-memory filter (WordStorage copies are
+    // owned), so it needs a count of its set bits even when the original,
+    // a mapped filter, does not track one. Copying a closed filter raises.
+    BloomFilter(const BloomFilter& other)
+        : geometry_(other.geometry_), bits_(other.read_bits()), set_bits_(other.set_bits()) {}
+    BloomFilter& operator=(const BloomFilter& other) {
+        if (this != &other) *this = BloomFilter(other);
+        return *this;
+    }
+    BloomFilter(BloomFilter&&) = default;
+    BloomFilter& operator=(BloomFilter&&) = default;
 
     const BloomGeometry& geometry() const { return geometry_; }
     uint64_t num_bits() const { return geometry_.num_bits; }
@@ -141,7 +155,20 @@ class BloomFilter {
     uint32_t seed() const { return geometry_.seed; }
     Layout layout() const { return geometry_.layout; }
     uint64_t nbytes() const { return bits_.nbytes(); }
-    uint64_t set_bits() const { return set_bits_; }
+    uint64_t set_bits() const {
+        const BitArray& bits = read_bits();
+        return bits.owned() ? set_bits_ : bits.popcount();
+    }
+    bool closed() const { return closed_; }
+    bool read_only() const { return bits_.access() == StorageAccess::ReadOnly; }
+
+    // Drops the bits (and with them the last reference to a mapping, which
+    // unmaps it); every later use raises ClosedError.
+    void close() {
+        bits_ = BitArray();
+        set_bits_ = 0;
+        closed_ = true;
+    }
     const BitArray& bits() const { return bits_; }
 
     // Calls f(layout struct) for this filter's layout (layouts.hpp).
@@ -153,13 +180,17 @@ class BloomFilter {
     // Test-and-set: returns true if every position was already set, i.e. the
     // key was (probably) present before this call.
     bool add(Hash128 h) {
-        const uint32_t newly_set = visit_layout([&](const auto& layout) { return layout.add(bits_.words(), h); });
+        uint64_t* words = write_words();
+        const uint32_t newly_set = visit_layout([&](const auto& layout) {
+            return shared() ? layout.template add<AtomicOr>(words, h) : layout.add(words, h);
+        });
         set_bits_ += newly_set;
         return newly_set == 0;
     }
 
     bool contains(Hash128 h) const {
-        return visit_layout([&](const auto& layout) { return layout.contains(bits_.words(), h); });
+        const uint64_t* words = read_words();
+        return visit_layout([&](const auto& layout) { return layout.contains(words, h); });
     }
 
     void prefetch(Hash128 h) const {
@@ -181,14 +212,22 @@ class BloomFilter {
     // time). `was_present` may be null when the caller wants no results.
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
+        if (shared())
+            add_many_with<AtomicOr>(keys, was_present);
+        else
+            add_many_with<PlainOr>(keys, was_present);
+    }
+
+    template <class Or, class Keys>
+    void add_many_with(const Keys& keys, uint8_t* was_present) {
+        uint64_t* words = write_words();
         visit_layout([&](const auto& layout) {
-            uint64_t* words = bits_.words();
             uint64_t newly_set = 0;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
                 for_each_prefetched(
                     digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
                     [&](size_t j) {
-                        const uint32_t added = layout.add(words, digests[j]);
+                        const uint32_t added = layout.template add<Or>(words, digests[j]);
                         newly_set += added;
                         if (was_present) was_present[first + j] = added == 0;
                     });
@@ -199,8 +238,8 @@ class BloomFilter {
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
+        const uint64_t* words = read_words();
         visit_layout([&](const auto& layout) {
-            const uint64_t* words = bits_.words();
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
                 for_each_prefetched(
                     digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
@@ -223,7 +262,10 @@ class BloomFilter {
         });
     }
 
+    // On a shared mapping, clear() and intersection are plain stores: bits
+    // another process sets meanwhile may be lost (docs/decisions.md).
     void clear() {
+        write_words();
         bits_.clear();
         set_bits_ = 0;
     }
@@ -242,18 +284,28 @@ class BloomFilter {
 
     void union_with(const BloomFilter& other) {
         check_compatible(other, "union");
-        bits_.union_with(other.bits_);
+        uint64_t* words = write_words();
+        const uint64_t* theirs = other.read_words();
+        if (shared()) {
+            for (uint64_t i = 0; i < bits_.num_words(); ++i) AtomicOr::fetch_or(words[i], theirs[i]);
+        } else {
+            bits_.union_with(other.bits_);
+        }
         set_bits_ = bits_.popcount();
     }
 
     void intersect_with(const BloomFilter& other) {
         check_compatible(other, "intersection");
+        write_words();
+        other.read_words();
         bits_.intersect_with(other.bits_);
         set_bits_ = bits_.popcount();
     }
 
     uint64_t union_set_bits(const BloomFilter& other) const {
         check_compatible(other, "union estimate");
+        read_words();
+        other.read_words();
         return bits_.union_popcount(other.bits_);
     }
 
@@ -261,6 +313,8 @@ class BloomFilter {
     // request (capacity, error_rate) is compared too so that a round-trip is
     // checked completely.
     bool operator==(const BloomFilter& other) const {
+        read_words();
+        other.read_words();
         return geometry_.compatible(other.geometry_) && geometry_.capacity == other.geometry_.capacity &&
                geometry_.error_rate == other.geometry_.error_rate && bits_ == other.bits_;
     }
@@ -268,12 +322,26 @@ class BloomFilter {
     // --- serialization (docs/FORMAT.md, type tag 1) ---
 
     // Version 2 params: the 32 common bytes, then layout and reserved.
-    void write_params(ByteWriter& w) const {
-        geometry_.write(w);
-        BloomGeometry::write_layout(w, geometry_.layout);
+    static void write_params(ByteWriter& w, const BloomGeometry& geometry) {
+        geometry.write(w);
+        BloomGeometry::write_layout(w, geometry.layout);
     }
-    uint64_t payload_length() const { return bits_.nbytes(); }
-    void write_payload(ByteWriter& w) const { w.words(bits_.words(), bits_.num_words()); }
+    void write_params(ByteWriter& w) const { write_params(w, geometry_); }
+    static uint64_t payload_length(const BloomGeometry& geometry) {
+        return BitArray::words_for(geometry.num_bits) * sizeof(uint64_t);
+    }
+    uint64_t payload_length() const { return payload_length(geometry_); }
+    void write_payload(ByteWriter& w) const { w.words(read_words(), bits_.num_words()); }
+
+    // Replaces the bits by a validated payload (bloomkit.redis). Only for
+    // private memory: a mapped filter's bits are the file's.
+    void assign_payload(ByteReader& r) {
+        write_words();
+        if (!bits_.owned()) throw ReadOnlyError("the bits of a file-backed filter cannot be replaced");
+        BloomFilter replacement = read_payload(geometry_, r);
+        r.expect_end("payload");
+        *this = std::move(replacement);
+    }
 
     // Reads the payload for an already validated geometry; the caller has
     // checked that enough bytes remain before this allocates.
@@ -320,9 +388,27 @@ class BloomFilter {
     }
 
   private:
+    bool shared() const { return bits_.access() == StorageAccess::Shared; }
+
+    // The bits for reading or writing, after the checks every operation
+    // needs on a file-backed filter: not closed, and (to write) not mapped
+    // read-only — a write there would be a SIGSEGV, so it is refused first.
+    const BitArray& read_bits() const {
+        if (closed_) throw ClosedError("I/O operation on closed filter");
+        return bits_;
+    }
+    const uint64_t* read_words() const { return read_bits().words(); }
+    uint64_t* write_words() {
+        read_bits();
+        if (read_only())
+            throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
+        return bits_.words();
+    }
+
     BloomGeometry geometry_;
     BitArray bits_;
     uint64_t set_bits_ = 0;
+    bool closed_ = false;
 };
 
 }  // namespace bloomkit

@@ -267,6 +267,20 @@ class ByteReader {
     size_t pos_ = 0;
 };
 
+// Everything a frame holds before its payload: header, params, padding to
+// the aligned payload offset. write_frame streams it; a file-backed filter
+// (mapped_file.hpp) writes it and then only sizes the file for the payload.
+inline void write_frame_prefix(ByteWriter& w, FilterType type, const std::vector<uint8_t>& params,
+                               uint64_t payload_length) {
+    w.bytes(kMagic, sizeof kMagic);
+    w.u16(kFormatVersion);
+    w.u16(static_cast<uint16_t>(type));
+    w.u32(static_cast<uint32_t>(params.size()));
+    w.u64(payload_length);
+    w.bytes(params.data(), params.size());
+    w.zeros(payload_padding(kFormatVersion, params.size()));
+}
+
 // Streams a complete frame to `sink`: header, params and payload pass
 // through the checksum on their way, so the frame never exists in memory as
 // a whole (a save needs no second copy of the filter). `write_params` and
@@ -290,13 +304,7 @@ void write_frame(FrameSink& sink, FilterType type, uint64_t payload_length, Writ
     } checked(sink);
     {
         ByteWriter w(checked);
-        w.bytes(kMagic, sizeof kMagic);
-        w.u16(kFormatVersion);
-        w.u16(static_cast<uint16_t>(type));
-        w.u32(static_cast<uint32_t>(params.size()));
-        w.u64(payload_length);
-        w.bytes(params.data(), params.size());
-        w.zeros(payload_padding(kFormatVersion, params.size()));
+        write_frame_prefix(w, type, params, payload_length);
         const uint64_t payload_start = w.size();
         write_payload(w);
         if (w.size() - payload_start != payload_length)
@@ -376,7 +384,13 @@ inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
     return fixed + payload_length;
 }
 
-inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected) {
+// Whether parse_frame checks the checksum. Skipping it is for mapped files
+// only (mapped_file.hpp, docs/decisions.md): every length, the padding and
+// (in the filter's reader) every parameter are still checked, so a corrupt
+// frame can give wrong answers but never an out-of-bounds access.
+enum class Checksum { Verify, Skip };
+
+inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, Checksum checksum = Checksum::Verify) {
     const FilterType type = peek_type(data, len);
     if (type != expected)
         throw FormatError(std::string("data holds a ") + filter_type_name(type) + ", not a " +
@@ -395,7 +409,7 @@ inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected) {
                           std::to_string(payload_length) + ") do not match the " + std::to_string(len) +
                           "-byte buffer (truncated or extended data)");
     const uint64_t stored = detail::load_le64(data + len - kChecksumSize);
-    if (stored != frame_checksum(data, len - kChecksumSize))
+    if (checksum == Checksum::Verify && stored != frame_checksum(data, len - kChecksumSize))
         throw FormatError("checksum mismatch: the data is corrupt");
     const uint8_t* pad = data + kHeaderSize + params_length;
     for (size_t i = 0; i < padding; ++i)

@@ -2,13 +2,18 @@
 //
 // A layout is one small struct built from (num_bits, num_hashes) with
 //     for_each_position(h, f)   f(bit index) for each of the key's k bits
-//     add(words, h)             sets them; returns how many were clear
+//     add<Or>(words, h)         sets them; returns how many were clear
 //     contains(words, h)        true when all are set
 //     prefetch(words, h)        hints every line the key touches
 //     prefetch_first(words, h)  hints the line a lookup reads first
 // Bit i of a filter is bit i mod 64 of word i div 64 (docs/FORMAT.md); the
 // sizing of each layout is in sizing.hpp. Plain, counting (classic only) and
 // scalable filters all reach their bits through these structs.
+//
+// `add` writes every word through an Or policy: PlainOr for memory only this
+// process writes, AtomicOr for a file mapped writable by several processes
+// (mapped_file.hpp). Either way the count of newly set bits comes from the
+// word *before* the OR, so test-and-set stays exact under concurrency.
 //
 // * classic: k positions anywhere in m bits by enhanced double hashing
 //   (hash.hpp, IndexSequence). k cache misses per key on a large filter.
@@ -71,6 +76,18 @@ inline uint64_t layout_block_bits(Layout layout) {
 
 constexpr uint32_t kSplitBlockHashes = 8;
 
+// word |= mask, returning the word before: plain, or one atomic RMW.
+struct PlainOr {
+    static uint64_t fetch_or(uint64_t& word, uint64_t mask) {
+        const uint64_t old = word;
+        word |= mask;
+        return old;
+    }
+};
+struct AtomicOr {
+    static uint64_t fetch_or(uint64_t& word, uint64_t mask) { return platform::atomic_fetch_or64(&word, mask); }
+};
+
 struct ClassicLayout {
     static constexpr Layout id = Layout::Classic;
     uint64_t num_bits;
@@ -82,15 +99,14 @@ struct ClassicLayout {
         for (uint32_t i = 0; i < num_hashes; ++i) f(seq.next());
     }
 
+    template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
         // Branch-free: whether a bit was already set is a coin flip while
         // the filter fills, so a branch would mispredict about once per key.
         uint32_t newly_set = 0;
         for_each_position(h, [&](uint64_t bit) {
-            uint64_t& word = words[bit >> 6];
             const uint64_t mask = uint64_t(1) << (bit & 63);
-            newly_set += (word & mask) == 0;
-            word |= mask;
+            newly_set += (Or::fetch_or(words[bit >> 6], mask) & mask) == 0;
         });
         return newly_set;
     }
@@ -164,15 +180,13 @@ struct Blocked512Layout {
         for (uint32_t i = 0; i < num_hashes; ++i) f(base + probes.next());
     }
 
+    template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
         uint64_t m[8];
         masks(h, m);
         uint64_t* block = words + first_word(h);
         uint32_t newly_set = 0;
-        for (int w = 0; w < 8; ++w) {
-            newly_set += platform::popcount64(m[w] & ~block[w]);
-            block[w] |= m[w];
-        }
+        for (int w = 0; w < 8; ++w) newly_set += platform::popcount64(m[w] & ~Or::fetch_or(block[w], m[w]));
         return newly_set;
     }
 
@@ -217,15 +231,13 @@ struct SplitBlockLayout {
         for (int lane = 0; lane < 8; ++lane) f(base + 32 * lane + lane_bit(g, lane));
     }
 
+    template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
         uint64_t m[4];
         masks(h, m);
         uint64_t* block = words + first_word(h);
         uint32_t newly_set = 0;
-        for (int w = 0; w < 4; ++w) {
-            newly_set += platform::popcount64(m[w] & ~block[w]);
-            block[w] |= m[w];
-        }
+        for (int w = 0; w < 4; ++w) newly_set += platform::popcount64(m[w] & ~Or::fetch_or(block[w], m[w]));
         return newly_set;
     }
 

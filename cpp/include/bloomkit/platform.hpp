@@ -1,5 +1,6 @@
 // Compiler-specific primitives, in one place: 64x64 -> 128-bit multiply
-// (high half), popcount, count-trailing-zeros, byte swap and prefetch.
+// (high half), popcount, count-trailing-zeros, byte swap, prefetch and an
+// atomic 64-bit OR.
 //
 // Each has a GCC/Clang builtin, an MSVC intrinsic and a portable C++
 // fallback. Defining BLOOMKIT_PORTABLE before including any bloomkit header
@@ -11,8 +12,10 @@
 
 #include <cstdint>
 
-#if !defined(BLOOMKIT_PORTABLE) && defined(_MSC_VER) && !defined(__clang__)
+#if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
+#endif
+#if !defined(BLOOMKIT_PORTABLE) && defined(_MSC_VER) && !defined(__clang__)
 #define BLOOMKIT_MSVC 1
 #endif
 
@@ -123,6 +126,27 @@ inline void prefetch_write(const void* address) {
     __builtin_prefetch(address, 1, 3);
 #else
     prefetch_read(address);
+#endif
+}
+
+// *word |= mask as one atomic read-modify-write; returns the word before.
+// For bit arrays in a file mapped MAP_SHARED by several processes
+// (mapped_file.hpp): a plain `word |= mask` is load, or, store, and two
+// processes setting different bits of one word could each store a value
+// without the other's bit (a lost bit: a false negative). Relaxed ordering
+// suffices: a set bit publishes nothing but itself, and bits are only ever
+// set, so any interleaving ends with the union. A zero mask writes nothing
+// and is answered with a plain atomic load (no locked instruction).
+// BLOOMKIT_PORTABLE keeps the atomic builtins: there is no portable
+// fallback for an atomic operation on memory shared between processes.
+inline uint64_t atomic_fetch_or64(uint64_t* word, uint64_t mask) {
+#if defined(_MSC_VER) && !defined(__clang__)
+    if (mask == 0) return static_cast<uint64_t>(_InterlockedOr64(reinterpret_cast<volatile __int64*>(word), 0));
+    return static_cast<uint64_t>(
+        _InterlockedOr64(reinterpret_cast<volatile __int64*>(word), static_cast<__int64>(mask)));
+#else
+    if (mask == 0) return __atomic_load_n(word, __ATOMIC_RELAXED);
+    return __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);
 #endif
 }
 

@@ -29,6 +29,25 @@
 
 namespace bloomkit {
 
+// Who may write the words, and how (mapped_file.hpp):
+//   Private   memory only this process writes (owned, or borrowed privately)
+//   ReadOnly  a read-only mapping: any write must be refused before it
+//             happens (it would be a SIGSEGV)
+//   Shared    a writable mapping other processes may write at the same
+//             time: every write must be an atomic OR (layouts.hpp, AtomicOr)
+enum class StorageAccess { Private, ReadOnly, Shared };
+
+// A write to read-only storage (Python: io.UnsupportedOperation), and any
+// use of a filter whose mapping was closed (Python: ValueError).
+class ReadOnlyError : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
+};
+class ClosedError : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
+};
+
 constexpr size_t kCacheLine = 64;
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kHugePageThreshold = size_t(4) << 20;
@@ -84,15 +103,18 @@ class WordStorage {
 
     // A view of `num_words` words at `words` that this object does not own;
     // `keep_alive` (may be null) is held for as long as the view exists.
-    static WordStorage borrow(uint64_t* words, uint64_t num_words, std::shared_ptr<void> keep_alive) {
+    static WordStorage borrow(uint64_t* words, uint64_t num_words, std::shared_ptr<void> keep_alive,
+                              StorageAccess access = StorageAccess::Private) {
         WordStorage s;
         s.data_ = words;
         s.size_ = num_words;
         s.keep_alive_ = std::move(keep_alive);
+        s.access_ = access;
         return s;
     }
 
-    // Copies are always owned (a copy of a mapped filter is an ordinary one).
+    // Copies are always owned and private (a copy of a mapped filter is an
+    // ordinary one).
     WordStorage(const WordStorage& other) : WordStorage(other.size_) {
         if (size_ != 0) std::memcpy(data_, other.data_, static_cast<size_t>(size_ * sizeof(uint64_t)));
     }
@@ -112,6 +134,7 @@ class WordStorage {
     uint64_t* data() { return data_; }
     const uint64_t* data() const { return data_; }
     bool owned() const { return data_ == nullptr || owned_ != nullptr; }
+    StorageAccess access() const { return access_; }
     uint64_t* begin() { return data_; }
     uint64_t* end() { return data_ + size_; }
     const uint64_t* begin() const { return data_; }
@@ -130,12 +153,14 @@ class WordStorage {
         std::swap(size_, other.size_);
         std::swap(owned_, other.owned_);
         std::swap(keep_alive_, other.keep_alive_);
+        std::swap(access_, other.access_);
     }
 
     uint64_t* data_ = nullptr;
     uint64_t size_ = 0;
     std::unique_ptr<uint64_t, detail::AlignedFree> owned_;
     std::shared_ptr<void> keep_alive_;
+    StorageAccess access_ = StorageAccess::Private;
 };
 
 }  // namespace bloomkit

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from . import _args, _filters, _input, build
+from . import _args, _filters, _input, _lock, build
 from ._errors import CliError
 
 
@@ -36,6 +36,11 @@ def run(args) -> int:
     _input.check_readable(names)
     output = args.output or args.filter
     _filters.check_writable(output)
+    with _lock.exclusive(output):  # cli/_lock.py
+        return _add(args, names, output)
+
+
+def _add(args, names, output) -> int:
     filter_ = _filters.load(args.filter)
     try:
         build.insert_lines(filter_, names, args, "add")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _args, _filters, _input, _progress
+from . import _args, _filters, _input, _lock, _progress
 from ._signals import SignalGuard
 
 
@@ -62,7 +62,8 @@ def run(args) -> int:
     names = args.keys or ["-"]
     _input.check_readable(names)
     _filters.check_writable(args.output)
-    filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
-    insert_lines(filter_, names, args, "build")
-    _filters.save(filter_, args.output)
+    with _lock.exclusive(args.output):  # cli/_lock.py
+        filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
+        insert_lines(filter_, names, args, "build")
+        _filters.save(filter_, args.output)
     return 0

@@ -16,7 +16,7 @@ import os
 import sys
 from itertools import compress
 
-from . import _args, _filters, _input, _progress
+from . import _args, _filters, _input, _lock, _progress
 from ._errors import CliError, Interrupted
 from ._signals import SignalGuard
 
@@ -137,6 +137,12 @@ def run(args) -> int:
     save_path = args.save or args.filter
     if save_path:
         _filters.check_writable(save_path)
+    # Loading, adding and saving are one step for other runs (cli/_lock.py).
+    with _lock.exclusive(save_path):
+        return _dedup(args, names, save_path)
+
+
+def _dedup(args, names, save_path) -> int:
     filter_ = _starting_filter(args)
     out = sys.stdout.buffer
     counts = _Counts()

@@ -1,0 +1,54 @@
+"""File-backed Bloom filters: ``BloomFilter.open`` (docs/decisions.md, "File-backed filters").
+
+The file is opened here, so a missing or unreadable file raises the usual
+``OSError``; the C++ core (``bloomkit/mapped_file.hpp``) checks the header
+and the file size, maps the file and validates the frame and parameters in
+place. The descriptor is closed once the mapping exists (a mapping does not
+need it), so an open filter holds no file descriptor.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import _core, calc
+
+MODES = ("r", "r+", "w+")
+
+
+def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify):
+    """A ``cls`` instance whose bits are the payload of the file at ``path``, mapped in place."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'r', 'r+' or 'w+', got {mode!r}")
+    name = os.fsdecode(os.fspath(path))
+    if mode == "w+":
+        if capacity is None:
+            raise TypeError("BloomFilter.open(path, 'w+') creates a filter: capacity is required")
+        params = calc.bloom_params(capacity, error_rate, layout)
+        seed = calc.check_seed(seed)
+        with open(path, "w+b") as handle:
+            file = _core._create_bloom_file(
+                handle.fileno(),
+                name,
+                params.num_bits,
+                params.num_hashes,
+                seed,
+                int(capacity),
+                float(error_rate),
+                params.layout,
+            )
+    else:
+        if capacity is not None or layout is not None:
+            raise TypeError(f"capacity and layout are for mode 'w+'; mode {mode!r} reads them from {name}")
+        with open(path, "rb" if mode == "r" else "r+b") as handle:
+            try:
+                file = _core.MappedFile(handle.fileno(), name, mode)
+            except ValueError as error:
+                raise ValueError(f"{name}: {error}") from None
+    instance = cls.__new__(cls)
+    try:
+        _core.BloomCore.__init__(instance, file, bool(verify))
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+    instance._file = file
+    return instance
