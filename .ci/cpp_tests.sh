@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 
 need_package() {  # need_package <probe-path> <debian-package>
     if [ ! -e "$1" ]; then
-        if [ "$(id -u)" = 0 ]; then apt-get install -y --no-install-recommends "$2" >/dev/null
-        else sudo apt-get install -y --no-install-recommends "$2" >/dev/null; fi
+        # A new machine's package lists are empty until the first update.
+        if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y --no-install-recommends "$2" >/dev/null
+        else sudo apt-get update -qq && sudo apt-get install -y --no-install-recommends "$2" >/dev/null; fi
     fi
 }
 need_package /usr/include/doctest/doctest.h doctest-dev

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 
 "$python" -m pip install -q 'ruff==0.17.6' 'mypy>=1.10' >/dev/null
-command -v clang-format >/dev/null || apt-get install -y --no-install-recommends clang-format >/dev/null
+command -v clang-format >/dev/null || { apt-get update -qq && apt-get install -y --no-install-recommends clang-format >/dev/null; }
 
 echo "== ruff check";  "$python" -m ruff check .
 echo "== ruff format"; "$python" -m ruff format --check .
