@@ -8,7 +8,8 @@
 # look like leaks at exit).
 #
 # The run covers the tests that reach C++ with hostile, concurrent or
-# misused input: loaders, keys, threads, misuse, saves, fuzz regressions and
+# misused input: loaders, keys, the contract suite (threads included), mapped
+# files, misuse, saves, fuzz regressions and
 # every filter's own tests (statistical ones excluded). The notebook, plot,
 # pandas and CLI tests drive the same bindings from Python and would more
 # than double the time under ASan (about 5x slower than the normal build).
@@ -23,7 +24,7 @@ trap 'rm -rf "$target"' EXIT
   -Ccmake.define.BLOOMKIT_SANITIZE=ON -Ccmake.build-type=RelWithDebInfo -Cbuild-dir=build/asan .
 
 tests=(test_loader_safety.py test_misuse.py test_binary_keys.py test_fuzz_regressions.py test_format.py
-       test_keys.py test_threads.py test_concurrency.py test_bloom.py test_counting.py test_scalable.py
+       test_keys.py test_contract.py test_concurrency.py test_mmap.py test_bloom.py test_counting.py test_scalable.py
        test_cuckoo.py test_save.py test_error_messages.py)
 PYTHONPATH="$target/site" \
 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
