@@ -4,7 +4,9 @@
 # into its own directory and put first on PYTHONPATH, so the interpreter
 # given as PYTHON (with the test dependencies) imports it instead of the
 # normal build. The interpreter is not instrumented, so libasan is
-# preloaded; leak detection is off (CPython's arenas and interned objects
+# preloaded, and libstdc++ with it: ASan resolves the real __cxa_throw when
+# it starts, and python itself does not link libstdc++, so without it the
+# first C++ exception aborts ("CHECK failed ... real___cxa_throw"). Leak detection is off (CPython's arenas and interned objects
 # look like leaks at exit).
 #
 # The run covers the tests that reach C++ with hostile, concurrent or
@@ -27,7 +29,7 @@ tests=(test_loader_safety.py test_misuse.py test_binary_keys.py test_fuzz_regres
        test_keys.py test_contract.py test_concurrency.py test_mmap.py test_bloom.py test_counting.py test_scalable.py
        test_cuckoo.py test_save.py test_error_messages.py)
 PYTHONPATH="$target/site" \
-LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 timeout 1500 "$python" -m pytest -q -p no:cacheprovider -m "not statistical" "${tests[@]/#/tests/}"
