@@ -21,6 +21,11 @@ mkdir -p "$dist/raw" "$dist/repaired"
 seconds() { date +%s.%N; }
 elapsed() { "$python" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$2"; }
 
+# The packaging tools themselves (the test venv does not have them; without
+# the real `build` installed, `python -m build` would find the repository's
+# build/ directory instead).
+"$python" -m pip install -q build auditwheel twine
+
 echo "== sdist"
 "$python" -m build --sdist --outdir "$dist" . >/dev/null
 sdist="$(ls "$dist"/bloomkit-*.tar.gz)"
