@@ -5,7 +5,7 @@
 #   2. auditwheel repair -> a manylinux wheel (external libraries vendored, tag checked);
 #   3. a FRESH virtualenv (no system site-packages, no source tree on sys.path):
 #      install the repaired wheel (timed), then run the test suite from a
-#      temporary copy of tests/ and examples/;
+#      temporary copy of tests/, examples/ and fuzz/;
 #   4. twine check on wheel and sdist.
 # The full platform matrix (musllinux, macOS, Windows) is cibuildwheel's job:
 # [tool.cibuildwheel] in pyproject.toml.
@@ -70,7 +70,7 @@ wheel_seconds="$(elapsed "$start" "$(seconds)")"
 echo "   pip install of the wheel: ${wheel_seconds} s (from source: ${source_seconds} s)"
 
 # Tests from a copy outside the checkout: nothing of the source tree is importable.
-cp -r "$repo/tests" "$repo/examples" "$work/"
+cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$work/"  # fuzz/: the regression inputs and corpus maker the suite replays
 rm -rf "$work/tests/cpp"
 cd "$work"
 "$venv/bin/python" - <<'PY'
