@@ -5,7 +5,7 @@
 #   2. auditwheel repair -> a manylinux wheel (external libraries vendored, tag checked);
 #   3. a FRESH virtualenv (no system site-packages, no source tree on sys.path):
 #      install the repaired wheel (timed), then run the test suite from a
-#      temporary copy of tests/, examples/ and fuzz/;
+#      temporary copy of tests/, examples/, fuzz/, docs/ and cpp/include (no Python source);
 #   4. twine check on wheel and sdist.
 # The full platform matrix (musllinux, macOS, Windows) is cibuildwheel's job:
 # [tool.cibuildwheel] in pyproject.toml.
@@ -70,8 +70,10 @@ wheel_seconds="$(elapsed "$start" "$(seconds)")"
 echo "   pip install of the wheel: ${wheel_seconds} s (from source: ${source_seconds} s)"
 
 # Tests from a copy outside the checkout: nothing of the source tree is importable.
-cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$work/"  # fuzz/: the regression inputs and corpus maker the suite replays
-rm -rf "$work/tests/cpp"
+# fuzz/: the regression inputs the suite replays; docs/FORMAT.md: its test
+# vectors; cpp/include: the headers test_layouts compiles its portable check with.
+cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$work/"
+mkdir -p "$work/cpp" && cp -r "$repo/cpp/include" "$work/cpp/"
 cd "$work"
 "$venv/bin/python" - <<'PY'
 import pathlib, sys
