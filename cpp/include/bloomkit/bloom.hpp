@@ -82,19 +82,10 @@ struct BloomGeometry {
         return g;
     }
 
-    // validate(), reporting a FormatError (for geometries read from bytes).
-    void check_stored() const {
-        try {
-            validate();
-        } catch (const std::invalid_argument& e) {
-            throw FormatError(std::string("invalid stored parameters: ") + e.what());
-        }
-    }
-
     static BloomGeometry read(ByteReader& r, Layout layout) {
         BloomGeometry g = read_fields(r);
         g.layout = layout;
-        g.check_stored();
+        check_stored(g);
         return g;
     }
 
@@ -369,10 +360,10 @@ class BloomFilter {
     static BloomGeometry read_params(const Frame& frame) {
         ByteReader params(frame.params, frame.params_length);
         BloomGeometry g = BloomGeometry::read_fields(params);
-        g.check_stored();  // the common fields first, so their errors are named
+        check_stored(g);  // the common fields first, so their errors are named
         if (frame.version >= 2) {
             g.layout = BloomGeometry::read_layout(params);
-            g.check_stored();
+            check_stored(g);
         }
         params.expect_end("params");
         return g;

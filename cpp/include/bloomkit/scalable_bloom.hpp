@@ -73,6 +73,32 @@ struct ScalableParams {
             throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
     }
 
+    // The params block (docs/FORMAT.md, type 3): the fields above with the
+    // slice count between seed and layout; version 1 has no layout (classic).
+    void write(ByteWriter& w, uint32_t num_slices) const {
+        w.u64(initial_capacity);
+        w.f64(error_rate);
+        w.f64(growth);
+        w.f64(tightening);
+        w.u32(seed);
+        w.u32(num_slices);
+        BloomGeometry::write_layout(w, layout);
+    }
+
+    // Reads the whole block (unchecked: the caller runs check_stored()).
+    static ScalableParams read(ByteReader& r, bool has_layout, uint32_t& num_slices) {
+        ScalableParams p;
+        p.initial_capacity = r.u64("initial_capacity");
+        p.error_rate = r.f64("error_rate");
+        p.growth = r.f64("growth");
+        p.tightening = r.f64("tightening");
+        p.seed = r.u32("seed");
+        num_slices = r.u32("num_slices");
+        if (has_layout) p.layout = BloomGeometry::read_layout(r);
+        r.expect_end("params");
+        return p;
+    }
+
     // Capacity and error rate of the slice after one with (capacity, error).
     uint64_t next_capacity(uint64_t capacity) const {
         const double next = std::ceil(static_cast<double>(capacity) * growth);
@@ -213,15 +239,7 @@ class ScalableBloomFilter {
             payload_length += s.filter.payload_length() + line_padding(s.filter.payload_length());
         write_frame(
             sink, FilterType::ScalableBloom, payload_length,
-            [&](ByteWriter& w) {
-                w.u64(params_.initial_capacity);
-                w.f64(params_.error_rate);
-                w.f64(params_.growth);
-                w.f64(params_.tightening);
-                w.u32(params_.seed);
-                w.u32(static_cast<uint32_t>(slices_.size()));
-                BloomGeometry::write_layout(w, params_.layout);
-            },
+            [&](ByteWriter& w) { params_.write(w, static_cast<uint32_t>(slices_.size())); },
             [&](ByteWriter& w) {
                 for (const Slice& s : slices_) {
                     s.filter.geometry().write(w);  // the layout is the chain's, in the params
@@ -240,20 +258,9 @@ class ScalableBloomFilter {
         const bool padded = frame.version >= 2;
         auto padding = [&](uint64_t size) { return padded ? line_padding(size) : 0; };
         ByteReader params_reader(frame.params, frame.params_length);
-        ScalableParams params;
-        params.initial_capacity = params_reader.u64("initial_capacity");
-        params.error_rate = params_reader.f64("error_rate");
-        params.growth = params_reader.f64("growth");
-        params.tightening = params_reader.f64("tightening");
-        params.seed = params_reader.u32("seed");
-        const uint32_t num_slices = params_reader.u32("num_slices");
-        if (padded) params.layout = BloomGeometry::read_layout(params_reader);
-        params_reader.expect_end("params");
-        try {
-            params.validate();
-        } catch (const std::invalid_argument& e) {
-            throw FormatError(std::string("invalid stored parameters: ") + e.what());
-        }
+        uint32_t num_slices = 0;
+        const ScalableParams params = ScalableParams::read(params_reader, padded, num_slices);
+        check_stored(params);
         if (num_slices == 0) throw FormatError("invalid stored parameters: num_slices must be at least 1");
         if (num_slices > frame.payload_length / kSliceRecordSize)
             throw FormatError("payload of " + std::to_string(frame.payload_length) + " bytes is too short for " +
@@ -282,11 +289,7 @@ class ScalableBloomFilter {
             }
             BloomGeometry g = BloomGeometry::read_fields(payload);
             g.layout = params.layout;
-            try {
-                g.validate();
-            } catch (const std::invalid_argument& e) {
-                throw FormatError(where + "invalid stored parameters: " + e.what());
-            }
+            check_stored(g, where);
             const uint64_t count = payload.u64("slice count");
             if (g.seed != params.seed)
                 throw FormatError(where + "seed " + std::to_string(g.seed) + " differs from the filter's " +
