@@ -188,20 +188,16 @@ class ScalableBloomFilter {
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
         check_room_for(keys.size());
-        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
-                const bool present = add(digests[j]);
-                if (was_present) was_present[first + j] = present;
-            });
+        for_each_key_prefetched(keys, params_.seed, prefetcher(), [&](size_t i, Hash128 h) {
+            const bool present = add(h);
+            if (was_present) was_present[i] = present;
         });
     }
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
-        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(),
-                                [&](size_t j) { present[first + j] = contains(digests[j]); });
-        });
+        for_each_key_prefetched(keys, params_.seed, prefetcher(),
+                                [&](size_t i, Hash128 h) { present[i] = contains(h); });
     }
 
     // Back to a single empty first slice (larger slices are freed).
