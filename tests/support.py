@@ -36,6 +36,18 @@ class FilterType:
     merges: bool  # `|` / union with a compatible filter of the same type
 
 
+# What a BloomFilter's repr, HTML table and `bloomkit info` show, at least.
+BLOOM_SUMMARY_LABELS = (
+    "capacity",
+    "error_rate",
+    "num_bits",
+    "num_hashes",
+    "nbytes",
+    "fill_ratio",
+    "estimated_count",
+    "estimated_fpr",
+)
+
 # The contract suite runs every row. A new filter type is one more row here
 # plus a tests/test_<type>.py for what only it does (CONTRIBUTING.md).
 FILTER_TYPES = [
