@@ -86,10 +86,8 @@ struct CuckooGeometry {
             throw std::invalid_argument("fingerprint_bits must be in [" + std::to_string(FingerprintTable::kMinBits) +
                                         ", " + std::to_string(FingerprintTable::kMaxBits) + "], got " +
                                         std::to_string(fingerprint_bits));
-        if (capacity == 0 || capacity >= (uint64_t(1) << 63))
-            throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
-        if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+        require_count("capacity", capacity);
+        require_open_unit("error_rate", error_rate);
     }
 
     uint64_t stage_buckets(size_t stage) const { return num_buckets << stage; }

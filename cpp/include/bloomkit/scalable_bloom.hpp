@@ -60,15 +60,11 @@ struct ScalableParams {
     Layout layout = Layout::Classic;
 
     void validate() const {
-        if (initial_capacity == 0 || initial_capacity >= (uint64_t(1) << 63))
-            throw std::invalid_argument("initial_capacity must be in [1, 2**63), got " +
-                                        std::to_string(initial_capacity));
-        if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + detail::format_number(error_rate));
+        require_count("initial_capacity", initial_capacity);
+        require_open_unit("error_rate", error_rate);
         if (!(growth > 1.0 && std::isfinite(growth)))
             throw std::invalid_argument("growth must be a finite number > 1, got " + detail::format_number(growth));
-        if (!(tightening > 0.0 && tightening < 1.0))
-            throw std::invalid_argument("tightening must be in (0, 1), got " + detail::format_number(tightening));
+        require_open_unit("tightening", tightening);
         if (!valid_layout_code(static_cast<uint32_t>(layout)))
             throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
     }
