@@ -91,6 +91,23 @@ FILTER_TYPES = [
 ]
 
 
+ALL_TYPES = [row.cls for row in FILTER_TYPES]
+
+
+def growable(cls, capacity: int, first_slice: int | None = None):
+    """A filter of ``cls`` for about ``capacity`` keys that keeps taking keys past it.
+
+    A scalable filter starts with a slice of ``first_slice`` keys (default
+    ``capacity``) and grows; a cuckoo filter gets ``auto_grow=True`` so a
+    long-running test never meets FilterFullError.
+    """
+    if cls is bloomkit.ScalableBloomFilter:
+        return cls(first_slice or capacity, 0.01)
+    if cls is bloomkit.CuckooFilter:
+        return cls(capacity, 0.01, auto_grow=True)
+    return cls(capacity, 0.01)
+
+
 def fpr_upper_bound(error_rate: float, probes: int) -> float:
     """The acceptance bound for a measured false-positive rate: ``1.1 p + 5 sigma``.
 
