@@ -108,6 +108,16 @@ def growable(cls, capacity: int, first_slice: int | None = None):
     return cls(capacity, 0.01)
 
 
+def fmix64(k: int) -> int:
+    """MurmurHash3's 64-bit finaliser, as docs/FORMAT.md derives positions from it."""
+    mask = 2**64 - 1
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & mask
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & mask
+    return k ^ (k >> 33)
+
+
 def fpr_upper_bound(error_rate: float, probes: int) -> float:
     """The acceptance bound for a measured false-positive rate: ``1.1 p + 5 sigma``.
 
