@@ -283,3 +283,57 @@ def test_every_layout_matches_its_local_filter(client, layout):
     with pytest.raises(ValueError, match="layout="):
         other = next(name for name in bloomkit.calc.LAYOUTS if name != layout)
         RedisBloomFilter(client, f"layout:{layout}", 5000, 0.01, seed=3, layout=other, shard_bits=4096)
+
+
+@pytest.mark.parametrize("layout", bloomkit.calc.LAYOUTS)
+def test_positions_from_geometry_equal_the_local_filters(layout):
+    # The client computes positions without the bit array; every key kind must
+    # land exactly where the local filter puts it.
+    local = bloomkit.BloomFilter(20_000, 0.001, seed=11, layout=layout)
+    geometry = bloomkit._core.BloomPositions(
+        local.num_bits, local.num_hashes, local.seed, local.capacity, local.error_rate, layout
+    )
+    for keys in (
+        url_keys(0, 3000),
+        np.arange(-1500, 1500, dtype=np.int64),
+        [b"raw", "text", 7, 2.5, b""],
+        np.array(["a", "bb", "ccc"]),
+    ):
+        np.testing.assert_array_equal(geometry.positions_many(keys), local._positions_many(keys))
+    with pytest.raises(ValueError, match="num_bits of a split_block filter must be a multiple of 256"):
+        bloomkit._core.BloomPositions(1000, 8, 0, 100, 0.01, "split_block")
+    with pytest.raises(ValueError, match="unknown layout"):
+        bloomkit._core.BloomPositions(1024, 3, 0, 100, 0.01, "nope")
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def test_client_holds_no_copy_of_the_bits(client):
+    # 2e9 keys at 0.1 %: a 3.3 GiB filter. The client must neither allocate nor
+    # touch it. (Nothing is added: Redis would zero-fill each shard up to the
+    # highest bit set, gigabytes on the server.)
+    before = _rss_bytes()
+    remote = RedisBloomFilter(client, "huge", 2_000_000_000, 0.001)
+    assert remote.nbytes > 3 * 2**30 and remote.num_shards == 14
+    assert remote.contains_many(["a", "b", "c"]).tolist() == [False, False, False]
+    assert _rss_bytes() - before < 64 * 2**20
+    reopened = RedisBloomFilter(client, "huge")
+    assert reopened.num_bits == remote.num_bits and "b" not in reopened
+    assert _rss_bytes() - before < 64 * 2**20
+
+
+def test_stored_parameters_that_describe_no_filter_are_refused(client):
+    RedisBloomFilter(client, "meta", 1000, 0.01)
+    import json
+
+    stored = json.loads(client.get("meta"))
+    for name, bad in [("num_bits", 0), ("num_hashes", "7"), ("layout", "nope"), ("shard_bits", 100)]:
+        client.set("meta", json.dumps({**stored, name: bad}))
+        with pytest.raises(ValueError, match="do not describe a filter this bloomkit can build"):
+            RedisBloomFilter(client, "meta")
+    client.set("meta", json.dumps({k: v for k, v in stored.items() if k != "seed"}))
+    with pytest.raises(ValueError, match="do not describe a filter"):
+        RedisBloomFilter(client, "meta")
