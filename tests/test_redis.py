@@ -337,3 +337,33 @@ def test_stored_parameters_that_describe_no_filter_are_refused(client):
     client.set("meta", json.dumps({k: v for k, v in stored.items() if k != "seed"}))
     with pytest.raises(ValueError, match="do not describe a filter"):
         RedisBloomFilter(client, "meta")
+
+
+def test_fewer_hashes_trade_memory_for_server_work(client):
+    n, p = 20_000, 0.01
+    remote = RedisBloomFilter(client, "k3", n, p, seed=4, num_hashes=3)
+    # (1 - e^(-3n/m))^3 <= p at the fewest bits m.
+    assert remote.num_hashes == 3 and remote.layout == "classic"
+    m = remote.num_bits
+    assert (1 - np.exp(-3 * n / m)) ** 3 <= p < (1 - np.exp(-3 * n / (m - 1))) ** 3
+    assert 1.25 < m / bloomkit.BloomFilter(n, p).num_bits < 1.35
+    local = bloomkit.BloomFilter.from_params(m, 3, seed=4)
+    keys = url_keys(0, n)
+    for first in range(0, n, 500):
+        np.testing.assert_array_equal(remote.add_many(keys[first : first + 500]), local.add_many(keys[first : first + 500]))
+    assert bitmap(remote.to_local()) == bitmap(local)
+    assert remote.to_local().num_hashes == 3
+    absent = url_keys(n, n + 50_000)
+    fp = int(remote.contains_many(absent).sum())
+    assert fp <= fpr_upper_bound(p, len(absent)) * len(absent)
+    reopened = RedisBloomFilter(client, "k3")
+    assert (reopened.num_bits, reopened.num_hashes) == (m, 3)
+    with pytest.raises(ValueError, match=r"num_hashes=3 \(asked 7\)"):
+        RedisBloomFilter(client, "k3", n, p, seed=4)
+    with pytest.raises(ValueError, match="num_hashes needs the classic layout"):
+        RedisBloomFilter(client, "k4", n, p, layout="blocked512", num_hashes=3)
+    with pytest.raises(ValueError, match=r"num_hashes must be in \[1, 64\], got 0"):
+        RedisBloomFilter(client, "k4", n, p, num_hashes=0)
+    with pytest.raises(TypeError, match="num_hashes must be an int"):
+        RedisBloomFilter(client, "k4", n, p, num_hashes=2.0)
+    assert client.exists("k4") == 0

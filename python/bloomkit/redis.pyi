@@ -24,6 +24,7 @@ class RedisBloomFilter:
         seed: int = 0,
         layout: str | None = None,
         shard_bits: int | None = None,
+        num_hashes: int | None = None,
     ) -> None: ...
     @classmethod
     def from_local(
