@@ -321,54 +321,65 @@ def numpy_batch_scenarios(bk, peers, layouts, n, repeats, report, seed):
         del filters
 
 
+def compare_two_ways(filters, repeats, title, labels, first, second) -> dict:
+    """One table row per layout: best seconds of first(f) and second(f) (interleaved) and
+    their ratio; returns {layout: first / second}."""
+    print(f"### {title}")
+    print()
+    print(f"| layout | {labels[0]} (s) | {labels[1]} (s) | {labels[2]} |")
+    print("|---|---:|---:|---:|")
+    ratios = {}
+    for layout, f in filters.items():
+        best = interleaved_best({"first": (lambda f=f: f, first), "second": (lambda f=f: f, second)}, repeats)
+        ratios[layout] = best["first"] / best["second"]
+        print(f"| {layout} | {best['first']:.3f} | {best['second']:.3f} | {ratios[layout]:.2f} |")
+    print()
+    return ratios
+
+
 def chunks_scenario(filters, keys, repeats, n, chunk=10**6):
     """One contains_many over all keys against the same keys in chunks: equal per-key cost
     means the call's working memory does not grow with the batch."""
-    print(f"### One `contains_many` call against {chunk:,}-key chunks, n = {n:,}")
-    print()
-    print("| layout | one call (s) | chunks (s) | one call / chunks |")
-    print("|---|---:|---:|---:|")
-    for layout, f in filters.items():
 
-        def chunked(f=f):
-            for first in range(0, len(keys), chunk):
-                f.contains_many(keys[first : first + chunk])
+    def chunked(f):
+        for first in range(0, len(keys), chunk):
+            f.contains_many(keys[first : first + chunk])
 
-        best = interleaved_best(
-            {"one": (lambda f=f: f, lambda f: f.contains_many(keys)), "chunks": (lambda: None, lambda _: chunked())},
-            repeats,
-        )
-        print(f"| {layout} | {best['one']:.3f} | {best['chunks']:.3f} | {best['one'] / best['chunks']:.2f} |")
-    print()
+    compare_two_ways(
+        filters,
+        repeats,
+        f"One `contains_many` call against {chunk:,}-key chunks, n = {n:,}",
+        ("one call", "chunks", "one call / chunks"),
+        lambda f: f.contains_many(keys),
+        chunked,
+    )
 
 
 def threads_scenario(filters, keys, repeats, report, n):
     half = len(keys) // 2
     parts = [keys[:half], keys[half:]]
-    print(f"### Two threads, `contains_many(ndarray)` on one filter, n = {n:,}")
-    print()
-    print("| layout | 1 thread, both halves (s) | 2 threads, one half each (s) | speedup |")
-    print("|---|---:|---:|---:|")
-    for layout, f in filters.items():
 
-        def one(f=f):
-            for part in parts:
-                f.contains_many(part)
+    def one(f):
+        for part in parts:
+            f.contains_many(part)
 
-        def two(f=f):
-            threads = [threading.Thread(target=f.contains_many, args=(part,)) for part in parts]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+    def two(f):
+        threads = [threading.Thread(target=f.contains_many, args=(part,)) for part in parts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
-        best = interleaved_best(
-            {"one": (lambda: None, lambda _: one()), "two": (lambda: None, lambda _: two())}, repeats
-        )
-        speedup = best["one"] / best["two"]
-        print(f"| {layout} | {best['one']:.3f} | {best['two']:.3f} | {speedup:.2f} |")
+    speedups = compare_two_ways(
+        filters,
+        repeats,
+        f"Two threads, `contains_many(ndarray)` on one filter, n = {n:,}",
+        ("1 thread, both halves", "2 threads, one half each", "speedup"),
+        one,
+        two,
+    )
+    for layout, speedup in speedups.items():
         report.summary.append((f"two threads {layout} n={n:.0e}", f"{speedup:.2f}x", speedup >= 1.7))
-    print()
 
 
 def str_batch_scenarios(bk, peers, layouts, n, repeats, report):

@@ -15,18 +15,13 @@ import textwrap
 
 import pytest
 
-SCRIPT = textwrap.dedent(
+from support import PEAK_RSS_HELPERS
+
+SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     """
     import sys
     import numpy as np
     import bloomkit
-
-    def rss(field):
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(field):
-                    return int(line.split()[1]) * 1024
-        raise RuntimeError(field)
 
     kind, operation, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind == "uint64":
@@ -36,8 +31,7 @@ SCRIPT = textwrap.dedent(
     f = bloomkit.BloomFilter(n, 0.01)
     f.update(keys if operation == "contains_many" else keys[:1000])
     before = rss("VmRSS:")
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # VmHWM := VmRSS
+    reset_peak()
     if operation == "update":
         f.update(keys)
     else:
