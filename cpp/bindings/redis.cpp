@@ -1,5 +1,6 @@
 // bloomkit.redis's client side: bit positions from a filter's geometry and
 // the BITFIELD command encoder (cpp/include/bloomkit/redis_bitfield.hpp).
+#include <bloomkit/bloom.hpp>
 #include <bloomkit/redis_bitfield.hpp>
 
 #include <pybind11/numpy.h>
