@@ -173,3 +173,24 @@ TEST_CASE("the streamed frame checksum equals MurmurHash3 of the whole, however 
     for (int i = 0; i < 8; ++i) stored |= uint64_t(frame[body + static_cast<size_t>(i)]) << (8 * i);
     CHECK(stored == whole);
 }
+
+TEST_CASE("keyed frames: flag and key check round-trip, every corruption is rejected") {
+    BloomFilter f(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3));
+    f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
+    const Hash128 check{0x1122334455667788ULL, 0x99aabbccddeeff00ULL};
+    const std::vector<uint8_t> keyed = frame_bytes(f, &check);
+    const std::vector<uint8_t> plain = f.serialize();
+    REQUIRE(keyed.size() == plain.size() + 64);  // 16 more params bytes, padded to the next 64
+    CHECK((keyed[11] & 0x80) != 0);              // bit 15 of the type tag
+    const Frame frame = parse_frame(keyed.data(), keyed.size(), FilterType::Bloom);
+    CHECK(frame.keyed);
+    CHECK(frame.key_check.h1 == check.h1);
+    CHECK(frame.key_check.h2 == check.h2);
+    CHECK(BloomFilter::deserialize(keyed.data(), keyed.size()) == f);
+    Hash128 read{0, 0};
+    CHECK(frame_key_check(keyed.data(), keyed.size(), read));
+    CHECK(read.h2 == check.h2);
+    CHECK_FALSE(frame_key_check(plain.data(), plain.size(), read));
+    CHECK(peek_type(keyed.data(), keyed.size()) == FilterType::Bloom);
+    check_rejects_corruption(keyed, loader<BloomFilter>());
+}
