@@ -142,7 +142,10 @@ def import_bloomkit(*class_names: str):
         return None, None, {n: None for n in class_names}
     ver = dist_version("bloomkit") or getattr(bk, "__version__", "?")
     classes = {n: getattr(bk, n) for n in class_names}
-    LIB_STATUS["bloomkit"] = f"{ver} (imported from {os.path.dirname(getattr(bk, '__file__', '') or '?')})"
+    # Say which copy ran without printing machine paths into committed reports.
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    where = "this source tree" if os.path.abspath(getattr(bk, "__file__", "")).startswith(repo) else "an installed copy"
+    LIB_STATUS["bloomkit"] = f"{ver} (imported from {where})"
     return bk, ver, classes
 
 
@@ -594,6 +597,43 @@ def compute_ratios(rows: list[Row]) -> dict[int, Optional[float]]:
         base = ref.get(_ratio_key(r))
         out[i] = (r.mops / base) if (base and r.mops) else None
     return out
+
+
+def list_peer_specs(library: str, api: str, make, bits) -> list[Spec]:
+    """The two specs of a peer whose API is ``add(k)``/``k in f`` plus ``update(list)``
+    (no batch lookup): rbloom, abloom and pybloomfiltermmap3."""
+    forms = {"u64": "list", "str": "list"}
+    return [
+        Spec(library, f"{api}.add(k) / k in f", "per-key", make,
+             lambda f, ks: loop_call(f.add, ks), loop_in, forms, bits=bits),
+        Spec(library, f"{api}.update(list)", "batch (list)", make,
+             lambda f, ks: f.update(ks), None, forms, bits=bits,
+             note="no batch lookup API"),
+    ]
+
+
+def run_grid(specs: list[Spec], args, title: str, intro: str, *, section_prefix: str = "",
+             **run_options) -> list[Row]:
+    """Every spec over ``--sizes`` x ``--kinds`` x ``--error-rates``: one table per cell.
+
+    The key set of a (size, kind) is built once and shared by every rate and
+    spec; ``run_options`` go to :func:`run_spec` (e.g. ``with_remove=True``).
+    """
+    probes = int(args.probes)
+    all_rows: list[Row] = []
+    for n in parse_sizes(args.sizes):
+        for kind in parse_kinds(args.kinds):
+            ks = KeySet(kind, n, probes, seed=args.seed)
+            for p in parse_rates(args.error_rates):
+                section = f"{section_prefix}{kind} N={n:,} p={p:g}"
+                rows: list[Row] = []
+                for spec in specs:
+                    if spec.supports(kind):
+                        rows += run_spec(spec, ks, section, args, error_rate=p, **run_options)
+                print_table(rows, f"{title}, {ks.label}, N = {n:,}, error_rate = {p:g}", intro)
+                all_rows += rows
+            del ks
+    return all_rows
 
 
 def print_table(rows: list[Row], title: str, intro: str = "") -> None:

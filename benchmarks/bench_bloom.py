@@ -51,43 +51,19 @@ def peer_specs() -> list[C.Spec]:
     if rbloom:
         make = lambda n, p: rbloom.Bloom(n, p)  # noqa: E731  (hash_func=None: Python's hash())
         bits = lambda f: f.size_in_bits  # noqa: E731
-        specs += [
-            C.Spec("rbloom", "Bloom.add(k) / k in f", "per-key", make,
-                   lambda f, ks: C.loop_call(f.add, ks), C.loop_in,
-                   {"u64": "list", "str": "list"}, bits=bits),
-            C.Spec("rbloom", "Bloom.update(list)", "batch (list)", make,
-                   lambda f, ks: f.update(ks), None,
-                   {"u64": "list", "str": "list"}, bits=bits,
-                   note="no batch lookup API"),
-        ]
+        specs += C.list_peer_specs("rbloom", "Bloom", make, bits)
 
     abloom, _ = C.import_peer("abloom", "abloom")
     if abloom:
         make = lambda n, p: abloom.BloomFilter(n, p)  # noqa: E731
         bits = lambda f: f.bit_count  # noqa: E731
-        specs += [
-            C.Spec("abloom", "BloomFilter.add(k) / k in f", "per-key", make,
-                   lambda f, ks: C.loop_call(f.add, ks), C.loop_in,
-                   {"u64": "list", "str": "list"}, bits=bits),
-            C.Spec("abloom", "BloomFilter.update(list)", "batch (list)", make,
-                   lambda f, ks: f.update(ks), None,
-                   {"u64": "list", "str": "list"}, bits=bits,
-                   note="no batch lookup API"),
-        ]
+        specs += C.list_peer_specs("abloom", "BloomFilter", make, bits)
 
     pbf, _ = C.import_peer("pybloomfiltermmap3", "pybloomfilter")
     if pbf:
         make = lambda n, p: pbf.BloomFilter(n, p, None)  # noqa: E731  (None: in-memory)
         bits = lambda f: f.num_bits  # noqa: E731
-        specs += [
-            C.Spec("pybloomfiltermmap3", "BloomFilter.add(k) / k in f", "per-key", make,
-                   lambda f, ks: C.loop_call(f.add, ks), C.loop_in,
-                   {"u64": "list", "str": "list"}, bits=bits),
-            C.Spec("pybloomfiltermmap3", "BloomFilter.update(list)", "batch (list)", make,
-                   lambda f, ks: f.update(ks), None,
-                   {"u64": "list", "str": "list"}, bits=bits,
-                   note="no batch lookup API"),
-        ]
+        specs += C.list_peer_specs("pybloomfiltermmap3", "BloomFilter", make, bits)
 
     fb, _ = C.import_peer("fastbloom-rs", "fastbloom_rs")
     if fb:
@@ -147,10 +123,6 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     C.Options.add_to(ap)
     args = ap.parse_args(argv)
-    sizes = C.parse_sizes(args.sizes)
-    kinds = C.parse_kinds(args.kinds)
-    probes = int(args.probes)
-    rates = C.parse_rates(args.error_rates)
 
     info = C.header("bloomkit benchmark: BloomFilter vs peers", args)
     _, _, classes = C.import_bloomkit("BloomFilter")
@@ -159,20 +131,7 @@ def main(argv=None) -> int:
     C.print_machine(info, C.LIB_STATUS)
     C.explain_columns()
 
-    all_rows: list[C.Row] = []
-    for n in sizes:
-        for kind in kinds:
-            ks = C.KeySet(kind, n, probes, seed=args.seed)
-            for p in rates:
-                section = f"{kind} N={n:,} p={p:g}"
-                rows: list[C.Row] = []
-                for spec in specs:
-                    if spec.supports(kind):
-                        rows += C.run_spec(spec, ks, section, args, error_rate=p)
-                title = f"BloomFilter, {ks.label}, N = {n:,}, error_rate = {p:g}"
-                C.print_table(rows, title, f"{probes:,} absent probes per filter.")
-                all_rows += rows
-            del ks
+    all_rows = C.run_grid(specs, args, "BloomFilter", f"{int(args.probes):,} absent probes per filter.")
     if args.json:
         C.write_json(args.json, "bench_bloom.py", info, args, all_rows)
     return 0

@@ -221,7 +221,6 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=["counting", "scalable"],
                     help="run only one of the two benchmarks")
     args = ap.parse_args(argv)
-    sizes = C.parse_sizes(args.sizes)
     kinds = C.parse_kinds(args.kinds)
     rates = C.parse_rates(args.error_rates)
     probes = int(args.probes)
@@ -240,22 +239,11 @@ def main(argv=None) -> int:
 
     all_rows: list[C.Row] = []
     if cspecs:
-        for n in sizes:
-            for kind in kinds:
-                ks = C.KeySet(kind, n, probes, seed=args.seed)
-                for p in rates:
-                    section = f"counting {kind} N={n:,} p={p:g}"
-                    rows: list[C.Row] = []
-                    for spec in cspecs:
-                        if spec.supports(kind):
-                            rows += C.run_spec(spec, ks, section, args, error_rate=p,
-                                               with_remove=True, cap_slow_probes=True)
-                    C.print_table(rows, f"CountingBloomFilter, {ks.label}, N = {n:,}, "
-                                        f"error_rate = {p:g}",
-                                  f"{probes:,} absent probes per filter (pure-Python peers, "
-                                  f"marked \\*: {min(probes, int(args.slow_cap)):,}).")
-                    all_rows += rows
-                del ks
+        all_rows += C.run_grid(
+            cspecs, args, "CountingBloomFilter",
+            f"{probes:,} absent probes per filter (pure-Python peers, marked \\*: "
+            f"{min(probes, int(args.slow_cap)):,}).",
+            section_prefix="counting ", with_remove=True, cap_slow_probes=True)
     if sspecs:
         c0 = args.initial_capacity
         for kind in kinds:

@@ -119,10 +119,6 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     C.Options.add_to(ap)
     args = ap.parse_args(argv)
-    sizes = C.parse_sizes(args.sizes)
-    kinds = C.parse_kinds(args.kinds)
-    rates = C.parse_rates(args.error_rates)
-    probes = int(args.probes)
 
     info = C.header("bloomkit benchmark: CuckooFilter vs BloomFilter and peers", args)
     bk, _, classes = C.import_bloomkit("CuckooFilter", "BloomFilter")
@@ -134,20 +130,8 @@ def main(argv=None) -> int:
         "bucket. \"delete\" removes every inserted key from a copy of the filled filter. "
         "\"vs bloomkit\" is relative to bloomkit's CuckooFilter.")
 
-    all_rows: list[C.Row] = []
-    for n in sizes:
-        for kind in kinds:
-            ks = C.KeySet(kind, n, probes, seed=args.seed)
-            for p in rates:
-                section = f"{kind} N={n:,} p={p:g}"
-                rows: list[C.Row] = []
-                for spec in specs:
-                    if spec.supports(kind):
-                        rows += C.run_spec(spec, ks, section, args, error_rate=p, with_remove=True)
-                title = f"CuckooFilter, {ks.label}, N = {n:,}, error_rate = {p:g}"
-                C.print_table(rows, title, f"{probes:,} absent probes per filter.")
-                all_rows += rows
-            del ks
+    all_rows = C.run_grid(specs, args, "CuckooFilter", f"{int(args.probes):,} absent probes per filter.",
+                          with_remove=True)
     if args.json:
         C.write_json(args.json, "bench_cuckoo.py", info, args, all_rows)
     return 0

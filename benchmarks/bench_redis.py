@@ -65,6 +65,18 @@ def bloomkit_open(client, args):
     return RedisBloomFilter(client, "seen:bloomkit", args.distinct, args.error_rate)
 
 
+# RedisBloom, asked for p, measures about p / 2 (it rounds its bits per entry
+# up); bloomkit asked for p / 2 gives the rows at equal measured FPR: with the
+# memory-optimal k, and with fewer hashes (less server work, more bits).
+def bloomkit_half_opener(num_hashes):
+    def bloomkit_half_open(client, args):
+        from bloomkit.redis import RedisBloomFilter
+
+        return RedisBloomFilter(client, "seen:bloomkit", args.distinct, args.error_rate / 2, num_hashes=num_hashes)
+
+    return bloomkit_half_open
+
+
 def bloomkit_page(seen, page) -> int:
     return int((~seen.add_many(page)).sum())
 
@@ -90,6 +102,11 @@ def redisbloom_page(client, page) -> int:
 
 METHODS = {
     "bloomkit RedisBloomFilter.add_many": (bloomkit_open, bloomkit_page, ["seen:bloomkit", "seen:bloomkit:bits:0"]),
+    **{
+        f"bloomkit RedisBloomFilter.add_many, error_rate / 2{label}": (
+            bloomkit_half_opener(k), bloomkit_page, ["seen:bloomkit", "seen:bloomkit:bits:0"])
+        for k, label in [(None, ""), (3, ", num_hashes=3"), (2, ", num_hashes=2")]
+    },
     "Redis SET (SADD pipelined)": (set_open, set_page, ["seen:set"]),
     "RedisBloom BF.MADD": (redisbloom_open, redisbloom_page, ["seen:redisbloom"]),
 }
@@ -104,9 +121,9 @@ def worker(url, method, args, part, barrier, results):
     mine = FRONTIER[part :: args.processes]
     pages = [mine[i : i + args.page] for i in range(0, len(mine), args.page)]
     barrier.wait()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     new = sum(page_fn(seen, page) for page in pages)
-    results.put((part, time.perf_counter() - start, new))
+    results.put((part, time.perf_counter() - start, new, (time.process_time() - cpu) / len(pages)))
     client.close()
 
 
@@ -118,8 +135,10 @@ def run_method(url, method, args):
     if method.startswith("RedisBloom"):
         client.execute_command("BF.RESERVE", "seen:redisbloom", args.error_rate, args.distinct)
     if method.startswith("bloomkit"):
-        bloomkit_open(client, args)  # create the key once, so workers only open it
+        METHODS[method][0](client, args)  # create the key once, so workers only open it
     base = client.info("memory")["used_memory"]
+    client.config_resetstat()
+    server_cpu = _server_cpu(client)
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(args.processes + 1)
     results = context.Queue()
@@ -132,16 +151,22 @@ def run_method(url, method, args):
     wall = time.perf_counter() - start
     for process in workers:
         process.join()
+    server_cpu = _server_cpu(client) - server_cpu
+    pages = sum(-(-len(FRONTIER[p :: args.processes]) // args.page) for p in range(args.processes))
+    stats = client.info("commandstats")
+    per_call = {name[len("cmdstat_"):]: stat["usec_per_call"] for name, stat in stats.items()
+                if stat["calls"] >= pages // 2}
     used = client.info("memory")["used_memory"] - base
     structure = sum(client.memory_usage(key, samples=0) or 0 for key in METHODS[method][2])
     new = sum(item[2] for item in outcome)
     probes = absent_urls(args.probes)
     if method.startswith("bloomkit"):
-        seen = bloomkit_open(client, args)
+        seen = METHODS[method][0](client, args)
         fpr = seen.contains_many(probes).mean()
         import bloomkit
 
-        local = bloomkit.BloomFilter(args.distinct, args.error_rate)
+        local = seen.to_local()
+        local.clear()
         local.update(FRONTIER)
         exact = "bitmap == local union" if seen.to_local() == local else "BITMAP DIFFERS from local union"
     elif method.startswith("RedisBloom"):
@@ -151,7 +176,14 @@ def run_method(url, method, args):
         fpr = 0.0
         exact = "exact"
     client.close()
-    return {"wall": wall, "new": new, "used_memory": used, "structure": structure, "fpr": fpr, "exact": exact}
+    return {"wall": wall, "new": new, "used_memory": used, "structure": structure, "fpr": fpr, "exact": exact,
+            "client_us": 1e6 * sum(item[3] for item in outcome) / len(outcome), "server_us": 1e6 * server_cpu / pages,
+            "per_call": per_call}
+
+
+def _server_cpu(client) -> float:
+    info = client.info("cpu")
+    return info["used_cpu_user"] + info["used_cpu_sys"]
 
 
 def find_redisbloom(given):
@@ -217,6 +249,17 @@ def main():
         vs_rb = f"{rate / rb_rate:.2f}×" if rb_rate else "n/a"
         print(f"| {method} | {rate:,.0f} | {rate / set_rate:.2f}× | {vs_rb} | {r['structure'] / 2**20:.1f} MiB | "
               f"{r['new']:,} | {args.distinct - r['new']:,} | {r['fpr']:.3%} | {r['exact']} |")
+    print()
+    print("Where a page's time goes (same best round): CPU per page of one client process (`time.process_time`), "
+          "redis-server CPU per page (`INFO cpu`, user + sys, all its work: parsing, executing, replying, "
+          "network), and the server's own time per command (`INFO commandstats` usec_per_call).")
+    print()
+    print("| method | client CPU µs/page | server CPU µs/page | usec_per_call |")
+    print("|---|---:|---:|---|")
+    for method in methods:
+        r = best[method]
+        calls = ", ".join(f"{name} {usec:.1f}" for name, usec in sorted(r["per_call"].items()))
+        print(f"| {method} | {r['client_us']:.0f} | {r['server_us']:.0f} | {calls} |")
     print()
 
 

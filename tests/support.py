@@ -36,6 +36,18 @@ class FilterType:
     merges: bool  # `|` / union with a compatible filter of the same type
 
 
+# What a BloomFilter's repr, HTML table and `bloomkit info` show, at least.
+BLOOM_SUMMARY_LABELS = (
+    "capacity",
+    "error_rate",
+    "num_bits",
+    "num_hashes",
+    "nbytes",
+    "fill_ratio",
+    "estimated_count",
+    "estimated_fpr",
+)
+
 # The contract suite runs every row. A new filter type is one more row here
 # plus a tests/test_<type>.py for what only it does (CONTRIBUTING.md).
 FILTER_TYPES = [
@@ -77,6 +89,33 @@ FILTER_TYPES = [
         merges=False,
     ),
 ]
+
+
+ALL_TYPES = [row.cls for row in FILTER_TYPES]
+
+
+def growable(cls, capacity: int, first_slice: int | None = None):
+    """A filter of ``cls`` for about ``capacity`` keys that keeps taking keys past it.
+
+    A scalable filter starts with a slice of ``first_slice`` keys (default
+    ``capacity``) and grows; a cuckoo filter gets ``auto_grow=True`` so a
+    long-running test never meets FilterFullError.
+    """
+    if cls is bloomkit.ScalableBloomFilter:
+        return cls(first_slice or capacity, 0.01)
+    if cls is bloomkit.CuckooFilter:
+        return cls(capacity, 0.01, auto_grow=True)
+    return cls(capacity, 0.01)
+
+
+def fmix64(k: int) -> int:
+    """MurmurHash3's 64-bit finaliser, as docs/FORMAT.md derives positions from it."""
+    mask = 2**64 - 1
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & mask
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & mask
+    return k ^ (k >> 33)
 
 
 def fpr_upper_bound(error_rate: float, probes: int) -> float:

@@ -5,7 +5,7 @@ import pytest
 
 import bloomkit
 from bloomkit import BloomFilter
-from support import run_threads
+from support import BLOOM_SUMMARY_LABELS, run_threads
 
 
 def test_add_is_test_and_set():
@@ -153,16 +153,7 @@ def test_repr_is_one_line_and_html_has_every_field():
     for field in ("capacity=20,000", "error_rate=0.01", f"num_bits={f.num_bits:,}", "num_hashes=7", "estimated_count="):
         assert field in text
     html = f._repr_html_()
-    for label in (
-        "capacity",
-        "error_rate",
-        "num_bits",
-        "num_hashes",
-        "nbytes",
-        "fill_ratio",
-        "estimated_count",
-        "estimated_fpr",
-    ):
+    for label in BLOOM_SUMMARY_LABELS:
         assert f"<th style='text-align:left'>{label}</th>" in html
     assert f"{len(f):,}" in html
 

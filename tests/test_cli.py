@@ -22,6 +22,7 @@ import pytest
 
 import bloomkit
 from bloomkit import _display
+from support import BLOOM_SUMMARY_LABELS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -485,16 +486,7 @@ def test_info_shows_the_summary(tmp_path):
     for label, value in f._summary().items():
         assert rows[label] == _display.format_field(label, value), label
     assert rows["nbytes"] == _display.human_size(f.nbytes) and rows["state"] == "within target"
-    for label in (
-        "capacity",
-        "error_rate",
-        "num_bits",
-        "num_hashes",
-        "nbytes",
-        "fill_ratio",
-        "estimated_count",
-        "estimated_fpr",
-    ):
+    for label in BLOOM_SUMMARY_LABELS:
         assert label in rows
     as_json = json.loads(run_cli("info", path, "--json").stdout)
     assert as_json["estimated_count"] == len(f)

@@ -15,22 +15,12 @@ import numpy as np
 import pytest
 
 import bloomkit
-from support import FILTER_TYPES, run_threads
-
-ALL_TYPES = [row.cls for row in FILTER_TYPES]
-
-
-def make(cls):
-    if cls is bloomkit.ScalableBloomFilter:
-        return cls(20_000, 0.01)
-    if cls is bloomkit.CuckooFilter:
-        return cls(300_000, 0.01, auto_grow=True)
-    return cls(300_000, 0.01)
+from support import ALL_TYPES, growable, run_threads
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_every_operation_concurrently(cls):
-    f = make(cls)
+    f = growable(cls, 300_000, first_slice=20_000)
     removable = hasattr(f, "remove_many")
     chunks = [np.arange(i * 40_000, (i + 1) * 40_000, dtype=np.uint64) for i in range(4)]
     scalar_keys = [f"s{i}" for i in range(5_000)]

@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 import bloomkit
 from bloomkit import CuckooFilter, CuckooParams, FilterFullError, TooManyCopiesError, calc, cuckoo_params
-from support import disjoint_random_u64, fpr_upper_bound, fuzz_corruptions, make_frame, random_strings, split_frame
+from support import (
+    disjoint_random_u64,
+    fmix64,
+    fpr_upper_bound,
+    fuzz_corruptions,
+    make_frame,
+    random_strings,
+    split_frame,
+)
 
 PARAMS_AT = 24  # the frame header is 24 bytes (docs/FORMAT.md)
 PAYLOAD_AT = 64  # CuckooFilter params are 32 bytes; v2 pads the payload to offset 64
@@ -685,21 +693,12 @@ def test_layout_matches_the_documentation():
     assert sum(1 for s in slots if s) == 300
 
 
-def _fmix64(k):
-    mask = 2**64 - 1
-    k ^= k >> 33
-    k = (k * 0xFF51AFD7ED558CCD) & mask
-    k ^= k >> 33
-    k = (k * 0xC4CEB9FE1A85EC53) & mask
-    return k ^ (k >> 33)
-
-
 def _documented_lookup(data: bytes, key) -> bool:
     """Membership computed only from docs/FORMAT.md's description of type 4."""
     _, _, num_buckets, seed, b, f, _, stages = struct.unpack_from("<QdQIBBBB", data, PARAMS_AT)
     digest = bloomkit.hash128(key, seed)
     h1, h2 = digest & (2**64 - 1), digest >> 64
-    g = _fmix64(h2)
+    g = fmix64(h2)
     offset = PAYLOAD_AT
     for s in range(stages):
         m_s, f_s = num_buckets << s, f + s
@@ -711,7 +710,7 @@ def _documented_lookup(data: bytes, key) -> bool:
 
         def alternate(i):
             u, v = i >> s, i % 2**s
-            h = _fmix64(fp >> s) * num_buckets >> 64
+            h = fmix64(fp >> s) * num_buckets >> 64
             other = (h - u) % num_buckets
             if other == u and num_buckets % 2 == 0:
                 other = (u + num_buckets // 2) % num_buckets

@@ -13,7 +13,7 @@ import pytest
 
 import bloomkit
 from bloomkit import BloomFilter, ScalableBloomFilter, calc
-from support import disjoint_random_u64, make_frame, random_strings, split_frame, url_keys
+from support import disjoint_random_u64, fmix64, make_frame, random_strings, split_frame, url_keys
 
 LAYOUTS = ["classic", "blocked512", "split_block"]
 BLOCKED = ["blocked512", "split_block"]
@@ -206,14 +206,6 @@ def test_positions_are_the_bits_each_key_sets(layout):
 
 def test_positions_follow_the_documented_derivation():
     # docs/FORMAT.md, recomputed in Python from the digest alone.
-    def fmix64(k):
-        mask = 2**64 - 1
-        k ^= k >> 33
-        k = (k * 0xFF51AFD7ED558CCD) & mask
-        k ^= k >> 33
-        k = (k * 0xC4CEB9FE1A85EC53) & mask
-        return k ^ (k >> 33)
-
     salts = [0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31]
     for layout, k in [("blocked512", 11), ("split_block", 8)]:
         f = BloomFilter.from_params(512 * 997, k, layout=layout, seed=3)

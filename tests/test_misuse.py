@@ -16,16 +16,7 @@ import numpy as np
 import pytest
 
 import bloomkit
-
-ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
-
-
-def make(cls):
-    if cls is bloomkit.ScalableBloomFilter:
-        return cls(100, 0.01)
-    if cls is bloomkit.CuckooFilter:
-        return cls(100, 0.01, auto_grow=True)
-    return cls(100, 0.01)
+from support import ALL_TYPES, growable
 
 
 def run_python(source: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -123,7 +114,7 @@ def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_released_memoryview_is_refused(cls):
-    f = make(cls)
+    f = growable(cls, 100)
     view = memoryview(bytearray(b"key-bytes"))
     view.release()
     for call in (f.add, f.contains, f.__contains__, lambda k: f.update([k]), lambda k: f.contains_many(["a", k])):
@@ -277,7 +268,7 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
                     continue
                 args = ARGUMENTS.get(name) or arguments_for(value, tmp_path)
                 if name in ("__eq__", "__ne__"):
-                    args = (make(cls),)
+                    args = (growable(cls, 100),)
                 if name == "save":
                     args = (tmp_path / "x.bkf",)
                 value(*args)
@@ -289,7 +280,7 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
     # An initialised filter given an uninitialised operand refuses it too.
     if cls in (bloomkit.BloomFilter, bloomkit.CountingBloomFilter):
         with pytest.raises(TypeError, match="not initialised"):
-            make(cls) | cls.__new__(cls)
+            growable(cls, 100) | cls.__new__(cls)
 
 
 # -- defect 9: a second __init__ -------------------------------------------
@@ -297,7 +288,7 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_second_init_raises_and_keeps_the_filter(cls):
-    f = make(cls)
+    f = growable(cls, 100)
     f.add("kept")
     before = f.to_bytes()
     with pytest.raises(TypeError, match=rf"^{cls.__name__} is already initialised: __init__ cannot be called twice"):

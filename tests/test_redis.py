@@ -283,3 +283,87 @@ def test_every_layout_matches_its_local_filter(client, layout):
     with pytest.raises(ValueError, match="layout="):
         other = next(name for name in bloomkit.calc.LAYOUTS if name != layout)
         RedisBloomFilter(client, f"layout:{layout}", 5000, 0.01, seed=3, layout=other, shard_bits=4096)
+
+
+@pytest.mark.parametrize("layout", bloomkit.calc.LAYOUTS)
+def test_positions_from_geometry_equal_the_local_filters(layout):
+    # The client computes positions without the bit array; every key kind must
+    # land exactly where the local filter puts it.
+    local = bloomkit.BloomFilter(20_000, 0.001, seed=11, layout=layout)
+    geometry = bloomkit._core.BloomPositions(
+        local.num_bits, local.num_hashes, local.seed, local.capacity, local.error_rate, layout
+    )
+    for keys in (
+        url_keys(0, 3000),
+        np.arange(-1500, 1500, dtype=np.int64),
+        [b"raw", "text", 7, 2.5, b""],
+        np.array(["a", "bb", "ccc"]),
+    ):
+        np.testing.assert_array_equal(geometry.positions_many(keys), local._positions_many(keys))
+    with pytest.raises(ValueError, match="num_bits of a split_block filter must be a multiple of 256"):
+        bloomkit._core.BloomPositions(1000, 8, 0, 100, 0.01, "split_block")
+    with pytest.raises(ValueError, match="unknown layout"):
+        bloomkit._core.BloomPositions(1024, 3, 0, 100, 0.01, "nope")
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def test_client_holds_no_copy_of_the_bits(client):
+    # 2e9 keys at 0.1 %: a 3.3 GiB filter. The client must neither allocate nor
+    # touch it. (Nothing is added: Redis would zero-fill each shard up to the
+    # highest bit set, gigabytes on the server.)
+    before = _rss_bytes()
+    remote = RedisBloomFilter(client, "huge", 2_000_000_000, 0.001)
+    assert remote.nbytes > 3 * 2**30 and remote.num_shards == 14
+    assert remote.contains_many(["a", "b", "c"]).tolist() == [False, False, False]
+    assert _rss_bytes() - before < 64 * 2**20
+    reopened = RedisBloomFilter(client, "huge")
+    assert reopened.num_bits == remote.num_bits and "b" not in reopened
+    assert _rss_bytes() - before < 64 * 2**20
+
+
+def test_stored_parameters_that_describe_no_filter_are_refused(client):
+    RedisBloomFilter(client, "meta", 1000, 0.01)
+    import json
+
+    stored = json.loads(client.get("meta"))
+    for name, bad in [("num_bits", 0), ("num_hashes", "7"), ("layout", "nope"), ("shard_bits", 100)]:
+        client.set("meta", json.dumps({**stored, name: bad}))
+        with pytest.raises(ValueError, match="do not describe a filter this bloomkit can build"):
+            RedisBloomFilter(client, "meta")
+    client.set("meta", json.dumps({k: v for k, v in stored.items() if k != "seed"}))
+    with pytest.raises(ValueError, match="do not describe a filter"):
+        RedisBloomFilter(client, "meta")
+
+
+def test_fewer_hashes_trade_memory_for_server_work(client):
+    n, p = 20_000, 0.01
+    remote = RedisBloomFilter(client, "k3", n, p, seed=4, num_hashes=3)
+    # (1 - e^(-3n/m))^3 <= p at the fewest bits m.
+    assert remote.num_hashes == 3 and remote.layout == "classic"
+    m = remote.num_bits
+    assert (1 - np.exp(-3 * n / m)) ** 3 <= p < (1 - np.exp(-3 * n / (m - 1))) ** 3
+    assert 1.25 < m / bloomkit.BloomFilter(n, p).num_bits < 1.35
+    local = bloomkit.BloomFilter.from_params(m, 3, seed=4)
+    keys = url_keys(0, n)
+    for first in range(0, n, 500):
+        np.testing.assert_array_equal(remote.add_many(keys[first : first + 500]), local.add_many(keys[first : first + 500]))
+    assert bitmap(remote.to_local()) == bitmap(local)
+    assert remote.to_local().num_hashes == 3
+    absent = url_keys(n, n + 50_000)
+    fp = int(remote.contains_many(absent).sum())
+    assert fp <= fpr_upper_bound(p, len(absent)) * len(absent)
+    reopened = RedisBloomFilter(client, "k3")
+    assert (reopened.num_bits, reopened.num_hashes) == (m, 3)
+    with pytest.raises(ValueError, match=r"num_hashes=3 \(asked 7\)"):
+        RedisBloomFilter(client, "k3", n, p, seed=4)
+    with pytest.raises(ValueError, match="num_hashes needs the classic layout"):
+        RedisBloomFilter(client, "k4", n, p, layout="blocked512", num_hashes=3)
+    with pytest.raises(ValueError, match=r"num_hashes must be in \[1, 64\], got 0"):
+        RedisBloomFilter(client, "k4", n, p, num_hashes=0)
+    with pytest.raises(TypeError, match="num_hashes must be an int"):
+        RedisBloomFilter(client, "k4", n, p, num_hashes=2.0)
+    assert client.exists("k4") == 0

@@ -7,6 +7,7 @@ BloomFilter is queried inside the JVM through tests/spark_jvm/BloomCheck.java
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -183,6 +184,35 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     local = bloomkit.BloomFilter(built.capacity, 0.01)
     local.update([url for url, _ in rows if url is not None])
     assert built == local
+
+
+def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
+    # With the Arrow batch size at Spark's default, build_filter uses larger
+    # batches for its own job only; a size the user set is left alone.
+    conf = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    seen_sizes = []
+    real = bkspark._build_batches
+
+    @contextlib.contextmanager
+    def spy(session):
+        with real(session):
+            seen_sizes.append(session.conf.get(conf))
+            yield
+
+    monkeypatch.setattr(bkspark, "_build_batches", spy)
+    df, rows = key_frame(spark, partitions=3)
+    local = bloomkit.BloomFilter(50_000, 0.01)
+    local.update([url for url, _ in rows if url is not None])
+    spark.conf.unset(conf)
+    try:
+        assert bkspark.build_filter(df, "url", capacity=50_000) == local
+        assert spark.conf.get(conf, None) is None  # back to unset
+        spark.conf.set(conf, "3000")
+        assert bkspark.build_filter(df, "url", capacity=50_000) == local
+        assert spark.conf.get(conf) == "3000"
+    finally:
+        spark.conf.set(conf, "2000")
+    assert seen_sizes == [str(bkspark._BUILD_BATCH_ROWS), "3000"]
 
 
 def test_build_filter_rejects_bad_arguments_before_running(spark):

@@ -219,6 +219,13 @@ class RowBatch(metaclass=_Pybind11Type):
 
 def redis_bitfield(command: str, key: str, op: str, value: str, bits: npt.ArrayLike, base: int) -> bytes: ...
 
+class BloomPositions(metaclass=_Pybind11Type):
+    # A Bloom filter's geometry without its bits (bloomkit.redis computes positions with it).
+    def __init__(
+        self, num_bits: int, num_hashes: int, seed: int, capacity: int, error_rate: float, layout: str
+    ) -> None: ...
+    def positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...
+
 class ViewBatch(metaclass=_Pybind11Type):
     # Arrow string_view/binary_view: the 16-byte views and the data buffers they point into.
     def __init__(self, views: Any, buffers: list[Any]) -> None: ...

@@ -2,52 +2,18 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _batch, _core, _keyed, _mapped, calc
+from ._algebra import SetAlgebraMixin
 from ._base import FilterBase, register
+from ._fill import FillEstimates, estimate_cardinality
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
 
-def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: int) -> float:
-    """Distinct keys behind ``set_bits`` of ``num_bits`` set: ``-(m/k) ln(1 - X/m)``.
-
-    Swamidass & Baldi, "Mathematical correction for fingerprint similarity
-    measures to improve chemical retrieval", J. Chem. Inf. Model. 2007. A
-    completely full filter carries no information on how many keys it
-    holds; it is reported as if half a bit were still clear (a finite lower
-    bound) instead of infinity.
-    """
-    set_bits = min(set_bits, num_bits - 0.5)
-    return -(num_bits / num_hashes) * math.log1p(-set_bits / num_bits)
-
-
-class FillEstimates:
-    """``fill_ratio``, ``estimated_fpr()`` and ``len()`` of a filter of ``num_bits``
-    cells probed at ``num_hashes`` positions per key, of which ``_occupied`` are
-    in use (set bits, or non-zero counters)."""
-
-    __slots__ = ()
-
-    @property
-    def fill_ratio(self) -> float:
-        """Fraction of cells in use (bits set, or counters above zero)."""
-        return self._occupied / self.num_bits
-
-    def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
-        return self.fill_ratio**self.num_hashes
-
-    def __len__(self) -> int:
-        """Estimated number of distinct keys inserted (Swamidass & Baldi)."""
-        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._occupied))
-
-
 @register(1)
-class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
+class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
 
     Parameters
@@ -224,62 +190,11 @@ class BloomFilter(FillEstimates, FilterBase, _core.BloomCore):
         """
         return _core.BloomCore._positions_many(self, _batch.single_batch(keys))
 
-    # -- set algebra -----------------------------------------------------
-    def _check_other(self, other, operation):
-        if not isinstance(other, BloomFilter):
-            raise TypeError(f"{operation} needs another BloomFilter, got {type(other).__name__}")
+    # -- set algebra (union/intersection, | & |= &=: _algebra.py) ----------
+    _summary_fields = ("capacity", "error_rate", "layout", "num_bits", "num_hashes", "nbytes", "seed")
 
-    def union(self, *others) -> "BloomFilter":
-        """A new filter holding the keys of this and every other filter (bitwise OR).
 
-        All filters must share ``layout``, ``num_bits``, ``num_hashes`` and
-        ``seed``, else ``ValueError``.
-        """
-        result = self.copy()
-        for other in others:
-            result |= other
-        return result
-
-    def intersection(self, *others) -> "BloomFilter":
-        """A new filter with the bits common to this and every other filter (bitwise AND)."""
-        result = self.copy()
-        for other in others:
-            result &= other
-        return result
-
-    def __ior__(self, other):
-        self._check_other(other, "union")
-        self._union_update(other)
-        return self
-
-    def __iand__(self, other):
-        self._check_other(other, "intersection")
-        self._intersection_update(other)
-        return self
-
-    def __or__(self, other):
-        if not isinstance(other, BloomFilter):
-            return NotImplemented
-        return self.union(other)
-
-    def __and__(self, other):
-        if not isinstance(other, BloomFilter):
-            return NotImplemented
-        return self.intersection(other)
-
-    def _summary(self) -> dict:
-        return {
-            "capacity": self.capacity,
-            "error_rate": self.error_rate,
-            "layout": self.layout,
-            "num_bits": self.num_bits,
-            "num_hashes": self.num_hashes,
-            "nbytes": self.nbytes,
-            "seed": self.seed,
-            "fill_ratio": self.fill_ratio,
-            "estimated_count": len(self),
-            "estimated_fpr": self.estimated_fpr(),
-        }
+BloomFilter._algebra_class = BloomFilter
 
 
 def _check_pair(a, b, what):

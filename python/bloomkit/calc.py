@@ -163,16 +163,10 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     n = check_capacity(capacity)
     p = check_error_rate(error_rate)
     layout = DEFAULT_LAYOUT if layout is None else check_layout(layout)
+    # The core sizes every layout and refuses (ValueError, saying what the
+    # request would need) any geometry past its limits (sizing.hpp).
     num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
     classic_bits = num_bits if layout == "classic" else _core.layout_size("classic", n, p)[0]
-    if not 0 < classic_bits < 2**63 or not 0 < num_bits < 2**63:
-        # The core's limit (BloomGeometry: num_bits in [1, 2**63)); past it the
-        # sizing overflows, so say what the request needs instead.
-        needed = math.ceil(-n * math.log(p) / (LN2 * LN2))
-        raise ValueError(
-            f"capacity {n:,} at error_rate {p!r} needs about {needed:,} bits; at most 2**63 - 1 are supported "
-            "(a ScalableBloomFilter, or several filters, can hold more keys)"
-        )
     return BloomParams(
         num_bits=num_bits,
         num_hashes=num_hashes,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from . import _core, _keyed, calc
+from ._algebra import UnionMixin
 from ._base import FilterBase, register
+from ._fill import FillEstimates
 from ._removal import RemovalMixin
-from .bloom import BloomFilter, FillEstimates
+from .bloom import BloomFilter
 
 __all__ = ["CountingBloomFilter"]
 
@@ -23,7 +25,7 @@ def check_counter_bits(counter_bits) -> int:
 
 
 @register(2)
-class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.CountingBloomCore):
+class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _core.CountingBloomCore):
     """A Bloom filter of small counters instead of bits, so keys can be removed.
 
     Parameters
@@ -47,6 +49,10 @@ class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.Countin
     Memory is ``counter_bits`` times a BloomFilter's: at ``error_rate=0.01``
     about 9.6 counters per key, i.e. 4.8 bytes per key with 4-bit counters
     (``-ln p / (ln 2)**2 * counter_bits / 8`` bytes per key in general).
+
+    :meth:`union` (``|``, ``|=``) adds counters, which clamp at their
+    maximum; all filters must share ``num_bits``, ``num_hashes``, ``seed``
+    and ``counter_bits``, else ``ValueError``.
 
     Adding a key twice counts it twice (a multiset): it then takes two
     removals. ``remove_many`` removes keys in order, all or nothing: if a
@@ -99,39 +105,8 @@ class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.Countin
         _core.BloomCore.__init__(result, self._to_bloom_core())
         return result
 
-    def union(self, *others) -> "CountingBloomFilter":
-        """A new filter holding the keys of this and every other filter, with multiplicities.
+    # union() and | |= (_algebra.py) add counters, clamping at their maximum.
+    _summary_fields = ("capacity", "error_rate", "num_bits", "num_hashes", "counter_bits", "nbytes", "seed")
 
-        Counters are added and clamp at their maximum (saturate). All filters
-        must share ``num_bits``, ``num_hashes``, ``seed`` and ``counter_bits``,
-        else ``ValueError``.
-        """
-        result = self.copy()
-        for other in others:
-            result |= other
-        return result
 
-    def __ior__(self, other):
-        if not isinstance(other, CountingBloomFilter):
-            raise TypeError(f"union needs another CountingBloomFilter, got {type(other).__name__}")
-        self._union_update(other)
-        return self
-
-    def __or__(self, other):
-        if not isinstance(other, CountingBloomFilter):
-            return NotImplemented
-        return self.union(other)
-
-    def _summary(self) -> dict:
-        return {
-            "capacity": self.capacity,
-            "error_rate": self.error_rate,
-            "num_bits": self.num_bits,
-            "num_hashes": self.num_hashes,
-            "counter_bits": self.counter_bits,
-            "nbytes": self.nbytes,
-            "seed": self.seed,
-            "fill_ratio": self.fill_ratio,
-            "estimated_count": len(self),
-            "estimated_fpr": self.estimated_fpr(),
-        }
+CountingBloomFilter._algebra_class = CountingBloomFilter

@@ -1,9 +1,11 @@
-from typing import Any, SupportsIndex
+from typing import SupportsIndex
 
 from . import _core
+from ._algebra import UnionMixin
 from ._base import FilterBase
+from ._fill import FillEstimates
 from ._removal import RemovalMixin
-from .bloom import BloomFilter, FillEstimates
+from .bloom import BloomFilter
 from .calc import _Count
 
 __all__ = ["CountingBloomFilter"]
@@ -12,7 +14,7 @@ COUNTER_WIDTHS: tuple[int, ...]
 
 def check_counter_bits(counter_bits: SupportsIndex) -> int: ...
 
-class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.CountingBloomCore):
+class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _core.CountingBloomCore):
     def __init__(
         self,
         capacity: _Count,
@@ -25,7 +27,3 @@ class CountingBloomFilter(FillEstimates, RemovalMixin, FilterBase, _core.Countin
     @property
     def _occupied(self) -> int: ...
     def to_bloom(self) -> BloomFilter: ...
-    def union(self, *others: CountingBloomFilter) -> CountingBloomFilter: ...
-    def __ior__(self, other: CountingBloomFilter) -> CountingBloomFilter: ...
-    def __or__(self, other: CountingBloomFilter) -> CountingBloomFilter: ...
-    def _summary(self) -> dict[str, Any]: ...

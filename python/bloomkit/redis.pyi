@@ -24,6 +24,7 @@ class RedisBloomFilter:
         seed: int = 0,
         layout: str | None = None,
         shard_bits: int | None = None,
+        num_hashes: int | None = None,
     ) -> None: ...
     @classmethod
     def from_local(
@@ -39,6 +40,8 @@ class RedisBloomFilter:
     def capacity(self) -> int: ...
     @property
     def error_rate(self) -> float: ...
+    @property
+    def layout(self) -> str: ...
     @property
     def nbytes(self) -> int: ...
     @property

@@ -18,6 +18,7 @@ Spark's own sketch (``df.stat.bloomFilter``) is readable and writable with
 
 from __future__ import annotations
 
+import contextlib
 import math
 import uuid
 
@@ -35,6 +36,26 @@ COLLECT_BYTES = 256 << 20
 # gets the requested false-positive rate.
 _RSD = 0.02
 _HEADROOM = 1 + 2 * _RSD
+# Rows per Arrow batch while build_filter runs, when the session leaves
+# spark.sql.execution.arrow.maxRecordsPerBatch at its default (10,000). Each
+# batch is one JVM->Python message and one C++ update call; at 1e5 rows the
+# build measured 25 % faster (docs/integrations.md), and a batch of 1e5 URLs
+# is a few MB. A value the user set is kept.
+_BUILD_BATCH_ROWS = 100_000
+_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+@contextlib.contextmanager
+def _build_batches(spark):
+    """Larger Arrow batches for the duration of one build, unless the user chose a size."""
+    if spark.conf.get(_BATCH_CONF, None) is not None:  # None: unset, at Spark's default
+        yield
+        return
+    spark.conf.set(_BATCH_CONF, str(_BUILD_BATCH_ROWS))
+    try:
+        yield
+    finally:
+        spark.conf.unset(_BATCH_CONF)
 
 
 def _column(column):
@@ -69,11 +90,13 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
     blobs = keys.mapInArrow(build_partition, "filter binary")
-    if blobs.rdd.getNumPartitions() * empty.nbytes > COLLECT_BYTES:
-        merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
-        return BloomFilter.from_bytes(merged)
+    with _build_batches(df.sparkSession):
+        if blobs.rdd.getNumPartitions() * empty.nbytes > COLLECT_BYTES:
+            merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
+            return BloomFilter.from_bytes(merged)
+        rows = blobs.collect()
     result = empty
-    for row in blobs.collect():
+    for row in rows:
         result |= BloomFilter.from_bytes(row[0])
     return result
 

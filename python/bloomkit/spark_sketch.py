@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from . import _core, calc
-from .bloom import estimate_cardinality
+from ._algebra import UnionMixin
+from ._fill import FillEstimates
 
 __all__ = ["SparkBloomFilter", "spark_bloom_params"]
 
@@ -39,7 +40,7 @@ def spark_bloom_params(capacity, error_rate):
     return num_bits, num_hashes
 
 
-class SparkBloomFilter(_core.SparkBloomCore):
+class SparkBloomFilter(FillEstimates, UnionMixin, _core.SparkBloomCore):
     """A Bloom filter with Spark's hashing and layout (``org.apache.spark.util.sketch``).
 
     Parameters
@@ -136,17 +137,9 @@ class SparkBloomFilter(_core.SparkBloomCore):
         """Per key, whether Spark's ``mightContain`` would say True."""
         return self._contains_pairs(self._pairs(keys))
 
-    # -- estimates, algebra, copies ---------------------------------------
-    @property
-    def fill_ratio(self) -> float:
-        return self._set_bits / self.num_bits
-
-    def estimated_fpr(self) -> float:
-        """Spark's ``expectedFpp()``: ``fill_ratio ** num_hashes``."""
-        return self.fill_ratio**self.num_hashes
-
-    def __len__(self) -> int:
-        return round(estimate_cardinality(self.num_bits, self.num_hashes, self._set_bits))
+    # -- estimates (fill_ratio, estimated_fpr = Spark's expectedFpp(), len:
+    # _fill.py), union (| |=: _algebra.py), copies ------------------------
+    _occupied = _core.SparkBloomCore._set_bits
 
     def copy(self) -> "SparkBloomFilter":
         duplicate = type(self).__new__(type(self))
@@ -161,23 +154,6 @@ class SparkBloomFilter(_core.SparkBloomCore):
     def __reduce__(self):
         return (type(self).from_spark_bytes, (self.to_spark_bytes(),))
 
-    def __ior__(self, other):
-        if not isinstance(other, SparkBloomFilter):
-            raise TypeError(f"union needs another SparkBloomFilter, got {type(other).__name__}")
-        self._union_update(other)
-        return self
-
-    def union(self, *others) -> "SparkBloomFilter":
-        result = self.copy()
-        for other in others:
-            result |= other
-        return result
-
-    def __or__(self, other):
-        if not isinstance(other, SparkBloomFilter):
-            return NotImplemented
-        return self.union(other)
-
     def __eq__(self, other):
         if not isinstance(other, SparkBloomFilter):
             return NotImplemented
@@ -190,3 +166,6 @@ class SparkBloomFilter(_core.SparkBloomCore):
             f"SparkBloomFilter(version={self.version}, num_bits={self.num_bits}, num_hashes={self.num_hashes}, "
             f"seed={self.seed}, fill_ratio={self.fill_ratio:.4f})"
         )
+
+
+SparkBloomFilter._algebra_class = SparkBloomFilter

@@ -34,15 +34,12 @@ struct BloomGeometry {
     Layout layout = Layout::Classic;
 
     void validate() const {
-        if (num_bits == 0 || num_bits >= (uint64_t(1) << 63))
-            throw std::invalid_argument("num_bits must be in [1, 2**63), got " + std::to_string(num_bits));
+        require_count("num_bits", num_bits);
         if (num_hashes < 1 || num_hashes > kMaxHashes)
             throw std::invalid_argument("num_hashes must be in [1, " + std::to_string(kMaxHashes) + "], got " +
                                         std::to_string(num_hashes));
-        if (capacity == 0 || capacity >= (uint64_t(1) << 63))
-            throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
-        if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+        require_count("capacity", capacity);
+        require_open_unit("error_rate", error_rate);
         if (!valid_layout_code(static_cast<uint32_t>(layout)))
             throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
         const uint64_t block = layout_block_bits(layout);
@@ -82,19 +79,10 @@ struct BloomGeometry {
         return g;
     }
 
-    // validate(), reporting a FormatError (for geometries read from bytes).
-    void check_stored() const {
-        try {
-            validate();
-        } catch (const std::invalid_argument& e) {
-            throw FormatError(std::string("invalid stored parameters: ") + e.what());
-        }
-    }
-
     static BloomGeometry read(ByteReader& r, Layout layout) {
         BloomGeometry g = read_fields(r);
         g.layout = layout;
-        g.check_stored();
+        check_stored(g);
         return g;
     }
 
@@ -369,10 +357,10 @@ class BloomFilter {
     static BloomGeometry read_params(const Frame& frame) {
         ByteReader params(frame.params, frame.params_length);
         BloomGeometry g = BloomGeometry::read_fields(params);
-        g.check_stored();  // the common fields first, so their errors are named
+        check_stored(g);  // the common fields first, so their errors are named
         if (frame.version >= 2) {
             g.layout = BloomGeometry::read_layout(params);
-            g.check_stored();
+            check_stored(g);
         }
         params.expect_end("params");
         return g;

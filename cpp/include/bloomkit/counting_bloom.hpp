@@ -111,20 +111,16 @@ class CountingBloomFilter {
 
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
-                const bool present = add(digests[j]);
-                if (was_present) was_present[first + j] = present;
-            });
+        for_each_key_prefetched(keys, geometry_.seed, prefetcher(), [&](size_t i, Hash128 h) {
+            const bool present = add(h);
+            if (was_present) was_present[i] = present;
         });
     }
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(),
-                                [&](size_t j) { present[first + j] = contains(digests[j]); });
-        });
+        for_each_key_prefetched(keys, geometry_.seed, prefetcher(),
+                                [&](size_t i, Hash128 h) { present[i] = contains(h); });
     }
 
     // Removes every key in order, all or nothing: when key j cannot be
@@ -136,11 +132,8 @@ class CountingBloomFilter {
     size_t remove_many(const Keys& keys) {
         const size_t total = keys.size();
         size_t failed = total;
-        hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            if (failed != total) return;
-            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
-                if (failed == total && !remove(digests[j])) failed = first + j;
-            });
+        for_each_key_prefetched(keys, geometry_.seed, prefetcher(), [&](size_t i, Hash128 h) {
+            if (failed == total && !remove(h)) failed = i;
         });
         if (failed != total) {
             // Undo in reverse order, so each key finds the counters exactly as

@@ -86,10 +86,8 @@ struct CuckooGeometry {
             throw std::invalid_argument("fingerprint_bits must be in [" + std::to_string(FingerprintTable::kMinBits) +
                                         ", " + std::to_string(FingerprintTable::kMaxBits) + "], got " +
                                         std::to_string(fingerprint_bits));
-        if (capacity == 0 || capacity >= (uint64_t(1) << 63))
-            throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
-        if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + std::to_string(error_rate));
+        require_count("capacity", capacity);
+        require_open_unit("error_rate", error_rate);
     }
 
     uint64_t stage_buckets(size_t stage) const { return num_buckets << stage; }
@@ -104,6 +102,34 @@ struct CuckooGeometry {
         // first stage past 2**48 buckets, long before the shift overflows.
         while (stage_bits(stages) <= FingerprintTable::kMaxBits && stage_buckets(stages) <= kCuckooMaxBuckets) ++stages;
         return stages;
+    }
+
+    // The params fields before num_stages (docs/FORMAT.md, type 4), in
+    // stored order.
+    void write(ByteWriter& w) const {
+        w.u64(capacity);
+        w.f64(error_rate);
+        w.u64(num_buckets);
+        w.u32(seed);
+        w.u8(static_cast<uint8_t>(bucket_size));
+        w.u8(static_cast<uint8_t>(fingerprint_bits));
+        w.u8(auto_grow ? 1 : 0);
+    }
+
+    // Reads those fields; only the auto_grow byte is checked here, the rest
+    // by check_stored() once the caller has read the whole params block.
+    static CuckooGeometry read(ByteReader& r) {
+        CuckooGeometry g;
+        g.capacity = r.u64("capacity");
+        g.error_rate = r.f64("error_rate");
+        g.num_buckets = r.u64("num_buckets");
+        g.seed = r.u32("seed");
+        g.bucket_size = r.u8("bucket_size");
+        g.fingerprint_bits = r.u8("fingerprint_bits");
+        const uint8_t auto_grow = r.u8("auto_grow");
+        if (auto_grow > 1) throw FormatError("auto_grow must be 0 or 1, got " + std::to_string(auto_grow));
+        g.auto_grow = auto_grow == 1;
+        return g;
     }
 
     bool operator==(const CuckooGeometry& o) const {
@@ -353,13 +379,7 @@ class CuckooFilter {
     // --- serialization (docs/FORMAT.md, type tag 4) ---
 
     void write_params(ByteWriter& w) const {
-        w.u64(geometry_.capacity);
-        w.f64(geometry_.error_rate);
-        w.u64(geometry_.num_buckets);
-        w.u32(geometry_.seed);
-        w.u8(static_cast<uint8_t>(geometry_.bucket_size));
-        w.u8(static_cast<uint8_t>(geometry_.fingerprint_bits));
-        w.u8(geometry_.auto_grow ? 1 : 0);
+        geometry_.write(w);
         w.u8(static_cast<uint8_t>(stages_.size()));
     }
 
@@ -384,23 +404,10 @@ class CuckooFilter {
     static CuckooFilter deserialize(const uint8_t* data, size_t len) {
         const Frame frame = parse_frame(data, len, FilterType::Cuckoo);
         ByteReader params(frame.params, frame.params_length);
-        CuckooGeometry g;
-        g.capacity = params.u64("capacity");
-        g.error_rate = params.f64("error_rate");
-        g.num_buckets = params.u64("num_buckets");
-        g.seed = params.u32("seed");
-        g.bucket_size = params.u8("bucket_size");
-        g.fingerprint_bits = params.u8("fingerprint_bits");
-        const uint8_t auto_grow = params.u8("auto_grow");
+        const CuckooGeometry g = CuckooGeometry::read(params);
         const uint8_t num_stages = params.u8("num_stages");
         params.expect_end("params");
-        if (auto_grow > 1) throw FormatError("auto_grow must be 0 or 1, got " + std::to_string(auto_grow));
-        g.auto_grow = auto_grow == 1;
-        try {
-            g.validate();
-        } catch (const std::invalid_argument& e) {
-            throw FormatError(std::string("invalid stored parameters: ") + e.what());
-        }
+        check_stored(g);
         if (num_stages < 1 || num_stages > g.max_stages())
             throw FormatError("num_stages " + std::to_string(num_stages) + " is outside [1, " +
                               std::to_string(g.max_stages()) + "] for these parameters");

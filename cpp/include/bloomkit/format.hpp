@@ -44,6 +44,19 @@ class FormatError : public std::invalid_argument {
     explicit FormatError(const std::string& what) : std::invalid_argument(what) {}
 };
 
+// Runs `params.validate()` on parameters read from bytes, so that what the
+// constructor would refuse (std::invalid_argument) is reported as a corrupt
+// frame: FormatError("<where>invalid stored parameters: ..."). Every loader
+// bounds its stored parameters this way before allocating anything.
+template <class Params>
+void check_stored(const Params& params, const std::string& where = std::string()) {
+    try {
+        params.validate();
+    } catch (const std::invalid_argument& e) {
+        throw FormatError(where + "invalid stored parameters: " + e.what());
+    }
+}
+
 enum class FilterType : uint16_t {
     Bloom = 1,
     CountingBloom = 2,

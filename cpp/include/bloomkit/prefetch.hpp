@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "hash.hpp"
+#include "keys.hpp"
 
 namespace bloomkit {
 
@@ -28,6 +29,16 @@ void for_each_prefetched(const Item* items, size_t count, Prefetch&& prefetch, V
         if (j + kPrefetchDistance < count) prefetch(items[j + kPrefetchDistance]);
         visit(j);
     }
+}
+
+// The batch loop of the filters whose probes need nothing but the digest:
+// hashes `keys` chunk by chunk (hash_chunks) and calls visit(i, digest) for
+// every key i of the batch in order, prefetching kPrefetchDistance keys ahead.
+template <class Keys, class Prefetch, class Visit>
+void for_each_key_prefetched(const Keys& keys, uint32_t seed, Prefetch&& prefetch, Visit&& visit) {
+    hash_chunks(keys, seed, [&](size_t first, const Hash128* digests, size_t count) {
+        for_each_prefetched(digests, count, prefetch, [&](size_t j) { visit(first + j, digests[j]); });
+    });
 }
 
 }  // namespace bloomkit

@@ -1,21 +1,44 @@
-// Redis BITFIELD commands over many 1-bit fields, encoded as RESP.
+// Redis BITFIELD commands over a Bloom filter's bits, encoded as RESP.
 //
 // bloomkit.redis keeps a Bloom filter's bits in Redis strings and sends a
 // batch's k positions per key as one `BITFIELD key SET u1 OFFSET 1 ...` (or
 // `BITFIELD_RO key GET u1 OFFSET ...`) per shard. A batch of 50 keys is ~350
-// sub-operations and 1,400 arguments; encoding them here costs a few
-// nanoseconds each instead of a Python-level microsecond.
+// sub-operations and 1,400 arguments. The client computes positions from the
+// filter's geometry alone (no local bit array: a 1 GiB filter in Redis costs
+// its clients nothing) and writes the command bytes here, a few nanoseconds
+// per argument, instead of redis-py's ~1 µs per argument.
 //
 // RESP (the Redis serialization protocol): a command is an array of bulk
 // strings, `*<count>\r\n` followed by `$<length>\r\n<bytes>\r\n` per argument.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "bloom.hpp"
+#include "keys.hpp"
+#include "layouts.hpp"
+
 namespace bloomkit {
+
+// Row-major (count x k) bit indices of every key, from the geometry alone:
+// the same positions BloomFilter::positions_many gives (same hash_chunks
+// path, same layout structs), without allocating the filter's bits.
+template <class Keys>
+void geometry_positions(const BloomGeometry& geometry, const Keys& keys, uint64_t* out) {
+    const uint32_t k = geometry.num_hashes;
+    with_layout(geometry.layout, geometry.num_bits, k, [&](const auto& layout) {
+        hash_chunks(keys, geometry.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for (size_t j = 0; j < count; ++j) {
+                uint64_t* row = out + (first + j) * k;
+                layout.for_each_position(digests[j], [&](uint64_t bit) { *row++ = bit; });
+            }
+        });
+    });
+}
 
 // Redis numbers the bits of a byte from the most significant one (SETBIT:
 // "offset 0 is the MSB of the first byte"); bloomkit's payload numbers them
@@ -27,35 +50,58 @@ inline uint64_t redis_bit_offset(uint64_t bit) { return bit ^ 7; }
 // Redis addresses bits below 2**32 in one string (512 MB).
 constexpr uint64_t kRedisMaxBits = uint64_t(1) << 32;
 
+// Appends RESP to a string through a raw cursor: the caller reserves the
+// bytes first (reserve(n) guarantees n more), so no append checks capacity.
 class RespWriter {
   public:
+    void reserve(size_t more) {
+        if (out_.size() - used_ < more) out_.resize(used_ + more + out_.size() / 2);
+    }
     void array(uint64_t count) { line('*', count); }
     void bulk(std::string_view s) {
         line('$', s.size());
-        out_.append(s);
-        out_.append("\r\n");
+        raw(s);
+        raw("\r\n");
     }
-    void bulk_uint(uint64_t v) {
+    // `$<digits>\r\n<value>\r\n` for a decimal value.
+    void bulk_uint(uint64_t value) {
         char digits[20];
-        int n = 0;
-        do {
-            digits[n++] = static_cast<char>('0' + v % 10);
-            v /= 10;
-        } while (v != 0);
-        line('$', static_cast<uint64_t>(n));
-        while (n > 0) out_.push_back(digits[--n]);
-        out_.append("\r\n");
+        const size_t n = decimal(value, digits);
+        line('$', n);
+        raw(std::string_view(digits, n));
+        raw("\r\n");
     }
-    void reserve(size_t bytes) { out_.reserve(bytes); }
-    std::string take() { return std::move(out_); }
+    // Bytes already RESP-encoded (e.g. a sub-operation's constant arguments).
+    void raw(std::string_view s) {
+        std::memcpy(&out_[used_], s.data(), s.size());
+        used_ += s.size();
+    }
+    std::string take() {
+        out_.resize(used_);
+        used_ = 0;
+        return std::move(out_);
+    }
 
   private:
+    static size_t decimal(uint64_t value, char* digits) {
+        char reversed[20];
+        size_t n = 0;
+        do {
+            reversed[n++] = static_cast<char>('0' + value % 10);
+            value /= 10;
+        } while (value != 0);
+        for (size_t i = 0; i < n; ++i) digits[i] = reversed[n - 1 - i];
+        return n;
+    }
     void line(char kind, uint64_t value) {
-        out_.push_back(kind);
-        out_.append(std::to_string(value));
-        out_.append("\r\n");
+        char digits[20];
+        const size_t n = decimal(value, digits);
+        out_[used_++] = kind;
+        raw(std::string_view(digits, n));
+        raw("\r\n");
     }
     std::string out_;
+    size_t used_ = 0;
 };
 
 // `command key op u1 OFFSET [value] ...` for the filter bits bits[0..n), which
@@ -63,20 +109,35 @@ class RespWriter {
 // empty means no value argument (GET).
 inline std::string bitfield_command(std::string_view command, std::string_view key, std::string_view op,
                                     std::string_view value, const uint64_t* bits, size_t n, uint64_t base) {
+    for (size_t i = 0; i < n; ++i)
+        if (bits[i] < base || bits[i] - base >= kRedisMaxBits)
+            throw std::out_of_range("bit " + std::to_string(bits[i]) + " is outside the shard starting at bit " +
+                                    std::to_string(base));
+    // The arguments before and after each offset, encoded once.
+    RespWriter prefix_writer;
+    prefix_writer.reserve(32 + op.size());
+    prefix_writer.bulk(op);
+    prefix_writer.bulk("u1");
+    const std::string prefix = prefix_writer.take();
+    std::string suffix;
+    if (!value.empty()) {
+        RespWriter suffix_writer;
+        suffix_writer.reserve(32 + value.size());
+        suffix_writer.bulk(value);
+        suffix = suffix_writer.take();
+    }
     const uint64_t fields = value.empty() ? 3 : 4;
     RespWriter w;
-    w.reserve(64 + n * (fields * 8 + 16));
+    // Per op: prefix, `$NN\r\n` + at most 20 digits + `\r\n`, suffix; the
+    // array and the two leading bulks take at most 3 * (1 + 20 + 2) + the names.
+    w.reserve(96 + command.size() + key.size() + n * (prefix.size() + suffix.size() + 27));
     w.array(2 + fields * n);
     w.bulk(command);
     w.bulk(key);
     for (size_t i = 0; i < n; ++i) {
-        if (bits[i] < base || bits[i] - base >= kRedisMaxBits)
-            throw std::out_of_range("bit " + std::to_string(bits[i]) + " is outside the shard starting at bit " +
-                                    std::to_string(base));
-        w.bulk(op);
-        w.bulk("u1");
+        w.raw(prefix);
         w.bulk_uint(redis_bit_offset(bits[i] - base));
-        if (!value.empty()) w.bulk(value);
+        w.raw(suffix);
     }
     return w.take();
 }

@@ -60,17 +60,39 @@ struct ScalableParams {
     Layout layout = Layout::Classic;
 
     void validate() const {
-        if (initial_capacity == 0 || initial_capacity >= (uint64_t(1) << 63))
-            throw std::invalid_argument("initial_capacity must be in [1, 2**63), got " +
-                                        std::to_string(initial_capacity));
-        if (!(error_rate > 0.0 && error_rate < 1.0))
-            throw std::invalid_argument("error_rate must be in (0, 1), got " + detail::format_number(error_rate));
+        require_count("initial_capacity", initial_capacity);
+        require_open_unit("error_rate", error_rate);
         if (!(growth > 1.0 && std::isfinite(growth)))
             throw std::invalid_argument("growth must be a finite number > 1, got " + detail::format_number(growth));
-        if (!(tightening > 0.0 && tightening < 1.0))
-            throw std::invalid_argument("tightening must be in (0, 1), got " + detail::format_number(tightening));
+        require_open_unit("tightening", tightening);
         if (!valid_layout_code(static_cast<uint32_t>(layout)))
             throw std::invalid_argument("unknown layout code " + std::to_string(static_cast<uint32_t>(layout)));
+    }
+
+    // The params block (docs/FORMAT.md, type 3): the fields above with the
+    // slice count between seed and layout; version 1 has no layout (classic).
+    void write(ByteWriter& w, uint32_t num_slices) const {
+        w.u64(initial_capacity);
+        w.f64(error_rate);
+        w.f64(growth);
+        w.f64(tightening);
+        w.u32(seed);
+        w.u32(num_slices);
+        BloomGeometry::write_layout(w, layout);
+    }
+
+    // Reads the whole block (unchecked: the caller runs check_stored()).
+    static ScalableParams read(ByteReader& r, bool has_layout, uint32_t& num_slices) {
+        ScalableParams p;
+        p.initial_capacity = r.u64("initial_capacity");
+        p.error_rate = r.f64("error_rate");
+        p.growth = r.f64("growth");
+        p.tightening = r.f64("tightening");
+        p.seed = r.u32("seed");
+        num_slices = r.u32("num_slices");
+        if (has_layout) p.layout = BloomGeometry::read_layout(r);
+        r.expect_end("params");
+        return p;
     }
 
     // Capacity and error rate of the slice after one with (capacity, error).
@@ -162,20 +184,16 @@ class ScalableBloomFilter {
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present) {
         check_room_for(keys.size());
-        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(), [&](size_t j) {
-                const bool present = add(digests[j]);
-                if (was_present) was_present[first + j] = present;
-            });
+        for_each_key_prefetched(keys, params_.seed, prefetcher(), [&](size_t i, Hash128 h) {
+            const bool present = add(h);
+            if (was_present) was_present[i] = present;
         });
     }
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
-        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for_each_prefetched(digests, count, prefetcher(),
-                                [&](size_t j) { present[first + j] = contains(digests[j]); });
-        });
+        for_each_key_prefetched(keys, params_.seed, prefetcher(),
+                                [&](size_t i, Hash128 h) { present[i] = contains(h); });
     }
 
     // Back to a single empty first slice (larger slices are freed).
@@ -213,15 +231,7 @@ class ScalableBloomFilter {
             payload_length += s.filter.payload_length() + line_padding(s.filter.payload_length());
         write_frame(
             sink, FilterType::ScalableBloom, payload_length,
-            [&](ByteWriter& w) {
-                w.u64(params_.initial_capacity);
-                w.f64(params_.error_rate);
-                w.f64(params_.growth);
-                w.f64(params_.tightening);
-                w.u32(params_.seed);
-                w.u32(static_cast<uint32_t>(slices_.size()));
-                BloomGeometry::write_layout(w, params_.layout);
-            },
+            [&](ByteWriter& w) { params_.write(w, static_cast<uint32_t>(slices_.size())); },
             [&](ByteWriter& w) {
                 for (const Slice& s : slices_) {
                     s.filter.geometry().write(w);  // the layout is the chain's, in the params
@@ -240,20 +250,9 @@ class ScalableBloomFilter {
         const bool padded = frame.version >= 2;
         auto padding = [&](uint64_t size) { return padded ? line_padding(size) : 0; };
         ByteReader params_reader(frame.params, frame.params_length);
-        ScalableParams params;
-        params.initial_capacity = params_reader.u64("initial_capacity");
-        params.error_rate = params_reader.f64("error_rate");
-        params.growth = params_reader.f64("growth");
-        params.tightening = params_reader.f64("tightening");
-        params.seed = params_reader.u32("seed");
-        const uint32_t num_slices = params_reader.u32("num_slices");
-        if (padded) params.layout = BloomGeometry::read_layout(params_reader);
-        params_reader.expect_end("params");
-        try {
-            params.validate();
-        } catch (const std::invalid_argument& e) {
-            throw FormatError(std::string("invalid stored parameters: ") + e.what());
-        }
+        uint32_t num_slices = 0;
+        const ScalableParams params = ScalableParams::read(params_reader, padded, num_slices);
+        check_stored(params);
         if (num_slices == 0) throw FormatError("invalid stored parameters: num_slices must be at least 1");
         if (num_slices > frame.payload_length / kSliceRecordSize)
             throw FormatError("payload of " + std::to_string(frame.payload_length) + " bytes is too short for " +
@@ -282,11 +281,7 @@ class ScalableBloomFilter {
             }
             BloomGeometry g = BloomGeometry::read_fields(payload);
             g.layout = params.layout;
-            try {
-                g.validate();
-            } catch (const std::invalid_argument& e) {
-                throw FormatError(where + "invalid stored parameters: " + e.what());
-            }
+            check_stored(g, where);
             const uint64_t count = payload.u64("slice count");
             if (g.seed != params.seed)
                 throw FormatError(where + "seed " + std::to_string(g.seed) + " differs from the filter's " +

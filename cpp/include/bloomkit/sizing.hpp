@@ -199,11 +199,21 @@ struct BloomSize {
     double error_rate;  // predicted at capacity
 };
 
+// The range checks shared by the constructors, the sizing requests and the
+// loaders (stored parameters), so each kind of parameter has one wording.
+inline void require_count(const char* name, uint64_t value) {
+    if (value == 0 || value >= kMaxCapacity)
+        throw std::invalid_argument(std::string(name) + " must be in [1, 2**63), got " + std::to_string(value));
+}
+inline void require_open_unit(const char* name, double value) {
+    if (!(value > 0.0 && value < 1.0))
+        throw std::invalid_argument(std::string(name) + " must be in (0, 1) exclusive, got " +
+                                    detail::format_repr(value));
+}
+
 inline void check_sizing_request(uint64_t capacity, double error_rate) {
-    if (capacity == 0 || capacity >= kMaxCapacity)
-        throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
-    if (!(error_rate > 0.0 && error_rate < 1.0))
-        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_repr(error_rate));
+    require_count("capacity", capacity);
+    require_open_unit("error_rate", error_rate);
 }
 
 inline uint32_t classic_optimal_hashes(uint64_t num_bits, uint64_t capacity) {
@@ -419,12 +429,10 @@ struct CuckooSize {
 // <= 0 means "none given" (then fingerprint_bits must be given).
 inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned bucket_size, unsigned fingerprint_bits,
                               bool auto_grow) {
-    if (capacity == 0 || capacity >= kMaxCapacity)
-        throw std::invalid_argument("capacity must be in [1, 2**63), got " + std::to_string(capacity));
+    require_count("capacity", capacity);
     (void)cuckoo_sizing_load(bucket_size);  // validates bucket_size
     const bool has_rate = error_rate > 0.0;
-    if (has_rate && !(error_rate < 1.0))
-        throw std::invalid_argument("error_rate must be in (0, 1) exclusive, got " + detail::format_number(error_rate));
+    if (has_rate) require_open_unit("error_rate", error_rate);
     unsigned f = fingerprint_bits;
     if (f != 0) {
         if (f < kCuckooMinFingerprintBits || f > kCuckooMaxFingerprintBits)
