@@ -1,10 +1,15 @@
 """Keyed hashing (secret_key=): SipHash-2-4-128 and keyed filters (docs/RELIABILITY.md)."""
 
+import hashlib
+import pickle
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from bloomkit import _core
+import bloomkit
+from bloomkit import BloomFilter, CountingBloomFilter, CuckooFilter, ScalableBloomFilter, SecretKeyError, _core
+from support import fmix64
 
 VECTORS = Path(__file__).parent / "vectors" / "siphash-2-4-128.txt"
 
@@ -31,14 +36,6 @@ def test_siphash128_rejects_a_key_that_is_not_16_bytes():
 
 # ------------------------------------------------------------ keyed filters
 
-import hashlib  # noqa: E402
-import pickle  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import bloomkit  # noqa: E402
-from bloomkit import BloomFilter, CountingBloomFilter, CuckooFilter, ScalableBloomFilter, SecretKeyError  # noqa: E402
-
 SECRET = bytes(range(100, 132))
 OTHER = bytes(range(200, 232))
 
@@ -60,14 +57,6 @@ def documented_digest(secret: bytes, seed: int, key) -> tuple[int, int]:
 
 
 def test_keyed_positions_follow_the_documented_derivation():
-    def fmix64(k):
-        mask = 2**64 - 1
-        k ^= k >> 33
-        k = (k * 0xFF51AFD7ED558CCD) & mask
-        k ^= k >> 33
-        k = (k * 0xC4CEB9FE1A85EC53) & mask
-        return k ^ (k >> 33)
-
     salts = [0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31]
     f = BloomFilter.from_params(256 * 1009, 8, layout="split_block", seed=77, secret_key=SECRET)
     plain = BloomFilter.from_params(256 * 1009, 8, layout="split_block", seed=77)
