@@ -12,6 +12,7 @@ using bloomkit::BloomFilter;
 using bloomkit::BloomGeometry;
 
 void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls);  // mapped.cpp
+void bind_lean_load(py::class_<Guarded<BloomFilter>>& cls);                     // lean_load.cpp
 
 void bind_bloom(py::module_& m) {
     using G = Guarded<BloomFilter>;
@@ -80,6 +81,7 @@ void bind_bloom(py::module_& m) {
         return read_pair(self.guard, other.guard, [&] { return self.core.union_set_bits(other.core); });
     });
     bind_mapped_bloom(m, cls);
+    bind_lean_load(cls);
 }
 
 }  // namespace bloomkit_py

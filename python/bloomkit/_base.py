@@ -10,6 +10,7 @@ every input kind, copying, pickling, saving, equality and display.
 from __future__ import annotations
 
 import functools
+import os
 import pickle
 
 import numpy as np
@@ -40,6 +41,8 @@ def load(path_or_bytes, *, secret_key=None):
     ``SecretKeyError`` (a ValueError) when ``secret_key`` is missing, wrong,
     or given for a filter built without one.
     """
+    if isinstance(path_or_bytes, (str, os.PathLike)):
+        return _io.load_file(path_or_bytes, _REGISTRY, secret_key)
     data = _io.read_frame(path_or_bytes)
     type_tag = _core.peek_type(data)
     cls = _REGISTRY.get(type_tag)
@@ -176,6 +179,8 @@ class FilterBase:
     @classmethod
     def load(cls, path, *, secret_key=None):
         """Read a filter of this type saved with :meth:`save` (with its ``secret_key``, if it has one)."""
+        if isinstance(path, (str, os.PathLike)):
+            return _io.load_file(path, _REGISTRY, secret_key, expected=cls)
         return cls.from_bytes(_io.read_frame(path), secret_key=secret_key)
 
     # -- comparison ------------------------------------------------------
