@@ -39,7 +39,7 @@ def bitmap(filter: bloomkit.BloomFilter) -> bytes:
     return filter._payload()
 
 
-# A filter of 9,586 bits; 1,024-bit shards split it over 10 Redis strings.
+# A filter of 10,752 bits (split_block, the default layout); 1,024-bit shards split it over 11 Redis strings.
 SMALL = dict(capacity=1000, error_rate=0.01, seed=7)
 
 
@@ -47,7 +47,7 @@ SMALL = dict(capacity=1000, error_rate=0.01, seed=7)
 def test_sequential_batches_match_local_filter_exactly(client, shard_bits):
     remote = RedisBloomFilter(client, "seen", **SMALL, shard_bits=shard_bits)
     local = bloomkit.BloomFilter(**SMALL)
-    assert remote.num_shards == (1 if shard_bits == DEFAULT_SHARD_BITS else 10)
+    assert remote.num_shards == (1 if shard_bits == DEFAULT_SHARD_BITS else 11)
     rng = np.random.default_rng(1)
     for _ in range(20):
         batch = [f"k{i}" for i in rng.integers(0, 1500, size=50)]  # repeats within and across batches
@@ -189,7 +189,7 @@ def test_four_processes_add_disjoint_sets_concurrently(client, redis_url):
     for part in parts:
         local.update(part)
     remote = RedisBloomFilter(client, "crawl")
-    assert remote.num_shards == 12  # several shards, written concurrently
+    assert remote.num_shards == 13  # 421,376 bits in 32,768-bit shards, written concurrently
     every = [key for part in parts for key in part]
     assert remote.contains_many(every).all()
     assert remote.to_local() == local  # no bit lost
