@@ -44,7 +44,7 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
     Notes
     -----
     The geometry (``num_bits`` counters, ``num_hashes`` positions per key)
-    is exactly that of ``BloomFilter(capacity, error_rate, seed=seed)`` and
+    is exactly that of ``BloomFilter(capacity, error_rate, seed=seed, layout="classic")`` and
     so are the positions, so :meth:`to_bloom` gives that filter bit for bit.
     Memory is ``counter_bits`` times a BloomFilter's: at ``error_rate=0.01``
     about 9.6 counters per key, i.e. 4.8 bytes per key with 4-bit counters
