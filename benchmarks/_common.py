@@ -142,7 +142,10 @@ def import_bloomkit(*class_names: str):
         return None, None, {n: None for n in class_names}
     ver = dist_version("bloomkit") or getattr(bk, "__version__", "?")
     classes = {n: getattr(bk, n) for n in class_names}
-    LIB_STATUS["bloomkit"] = f"{ver} (imported from {os.path.dirname(getattr(bk, '__file__', '') or '?')})"
+    # Say which copy ran without printing machine paths into committed reports.
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    where = "this source tree" if os.path.abspath(getattr(bk, "__file__", "")).startswith(repo) else "an installed copy"
+    LIB_STATUS["bloomkit"] = f"{ver} (imported from {where})"
     return bk, ver, classes
 
 

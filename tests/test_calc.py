@@ -7,7 +7,7 @@ from bloomkit import calc
 
 
 def test_seed_example_from_design():
-    params = bloomkit.bloom_params(100, 0.05)
+    params = bloomkit.bloom_params(100, 0.05, "classic")
     assert params.num_hashes == 4
     assert params.num_bits == 624
     assert params.nbytes == 80
@@ -18,7 +18,7 @@ def test_seed_example_from_design():
 
 @pytest.mark.parametrize("n, p", [(1000, 0.01), (10**6, 1e-3), (10**9, 1e-4), (12345, 0.2)])
 def test_bloom_params_follow_the_formulas(n, p):
-    params = calc.bloom_params(n, p)
+    params = calc.bloom_params(n, p, "classic")
     assert params.num_bits == math.ceil(-n * math.log(p) / math.log(2) ** 2)
     assert params.num_hashes == max(1, round(params.num_bits / n * math.log(2)))
     # The predicted rate with an integer k stays within 2 % of the request.
@@ -26,7 +26,7 @@ def test_bloom_params_follow_the_formulas(n, p):
 
 
 def test_one_key_filter_is_valid():
-    params = calc.bloom_params(1, 0.5)
+    params = calc.bloom_params(1, 0.5, "classic")
     assert (params.num_bits, params.num_hashes) == (2, 1)
     assert params.error_rate < 0.5
 
@@ -42,7 +42,7 @@ def test_false_positive_rate_formula():
 
 @pytest.mark.parametrize("n, p", [(100, 0.05), (1000, 0.01), (10**6, 1e-3)])
 def test_bloom_capacity_inverts_bloom_params(n, p):
-    m = calc.bloom_params(n, p).num_bits
+    m = calc.bloom_params(n, p, "classic").num_bits
     capacity = calc.bloom_capacity(m, p)
     # It is the largest count whose predicted rate stays at or under p.
     k = max(1, round(m / capacity * math.log(2)))
@@ -69,7 +69,7 @@ def test_bloom_capacity_inverts_bloom_params(n, p):
 )
 def test_bloom_params_rejects_impossible_parameters(capacity, error_rate, error, match):
     with pytest.raises(error, match=match):
-        calc.bloom_params(capacity, error_rate)
+        calc.bloom_params(capacity, error_rate, "classic")
 
 
 def test_integral_float_capacity_is_accepted():

@@ -94,7 +94,7 @@ def test_scalable_and_cuckoo_never_warn_within_their_rules():
 
 
 def test_repr_shows_state_and_human_size():
-    f = bloomkit.BloomFilter(900_000, 0.01)  # about 1.03 MiB
+    f = bloomkit.BloomFilter(900_000, 0.01, layout="classic")  # about 1.03 MiB
     assert _display.human_size(f.nbytes) == "1.03 MiB"
     assert "nbytes=1.03 MiB" in repr(f)
     assert "state=within target" in repr(f)

@@ -34,7 +34,7 @@ def filled(keys, capacity=1000, error_rate=0.01, **kwargs):
 @pytest.mark.parametrize("capacity, error_rate", [(1000, 0.01), (12345, 0.001), (10, 0.3), (1, 0.5)])
 def test_geometry_is_the_bloom_filters(capacity, error_rate):
     c = CountingBloomFilter(capacity, error_rate, seed=9)
-    b = BloomFilter(capacity, error_rate, seed=9)
+    b = BloomFilter(capacity, error_rate, seed=9, layout="classic")
     assert (c.num_bits, c.num_hashes, c.capacity, c.error_rate, c.seed) == (
         b.num_bits,
         b.num_hashes,
@@ -97,7 +97,7 @@ def test_no_false_negatives_and_fpr_within_bound():
 def test_to_bloom_equals_bloom_filter_built_from_the_same_keys():
     keys = random_strings(20_000, seed=1) + list(range(5000))
     c = filled(keys, 25_000, 0.001, seed=77)
-    b = BloomFilter(25_000, 0.001, seed=77)
+    b = BloomFilter(25_000, 0.001, seed=77, layout="classic")
     b.update(keys)
     plain = c.to_bloom()
     assert type(plain) is BloomFilter
@@ -112,7 +112,7 @@ def test_removed_keys_vanish_from_to_bloom():
     removed = random_strings(5000, seed=3)
     c = filled(kept + removed, 10_000, 0.01, seed=1)
     c.remove_many(removed)
-    b = BloomFilter(10_000, 0.01, seed=1)
+    b = BloomFilter(10_000, 0.01, seed=1, layout="classic")
     b.update(kept)
     assert c.to_bloom().to_bytes() == b.to_bytes()
 
@@ -363,7 +363,7 @@ def test_format_header_params_and_counter_layout():
         # Counter i sits at bits [i*w, i*w + w) of the little-endian payload.
         as_int = int.from_bytes(payload, "little")
         counters = [(as_int >> (i * counter_bits)) & ((1 << counter_bits) - 1) for i in range(f.num_bits)]
-        bloom = BloomFilter(50, 0.01, seed=3)
+        bloom = BloomFilter(50, 0.01, seed=3, layout="classic")
         bloom.add("k")
         bits = int.from_bytes(split_frame(bloom.to_bytes())[2], "little")
         assert [i for i, c in enumerate(counters) if c] == [i for i in range(f.num_bits) if bits >> i & 1]

@@ -17,6 +17,12 @@ def test_bloom_capacity_beyond_2_63_bits_is_a_value_error():
         ValueError,
         match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs about [\d,]+ bits; at most 2\*\*63 - 1",
     ):
+        bloomkit.BloomFilter(2 * 10**18, layout="classic")
+    with pytest.raises(
+        ValueError,
+        match=r"capacity 2,000,000,000,000,000,000 at error_rate 0\.01 needs more than 2\*\*62 bits in the "
+        r"split_block layout; at most 2\*\*62 are supported \(a ScalableBloomFilter",
+    ):
         bloomkit.BloomFilter(2 * 10**18)
     with pytest.raises(ValueError, match="at most 2\\*\\*63 - 1"):
         bloomkit.CountingBloomFilter(2 * 10**18)
@@ -71,7 +77,7 @@ def test_cli_calc_with_a_huge_capacity_shows_what_is_possible():
     assert result.returncode == 0, result.stderr
     assert "CuckooFilter" in result.stdout and "BloomFilter" in result.stdout
     assert re.search(r"capacity 100000000000000000 needs \d+ buckets; at most 2\*\*48 are supported", result.stdout)
-    assert re.search(r"num_bits +958,505,837,736,\d{3},\d{3}", result.stdout)  # the Bloom column is still there
+    assert re.search(r"num_bits +1,052,923,349,204,\d{3},\d{3}", result.stdout)  # the Bloom column is still there
     result = run_cli("calc", "--capacity", "1e18", "--error-rate", "0.01")
     assert result.returncode == 2
     assert "BloomFilter: capacity 1,000,000,000,000,000,000 at error_rate 0.01 needs" in result.stderr

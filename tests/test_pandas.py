@@ -82,7 +82,10 @@ def test_dedup_mask_false_drops_within_bound():
     exact = exact_first(values)
     assert not (mask & ~exact).any()  # a repeat is never kept
     params = bloomkit.bloom_params(rows, error_rate)
-    rates = [bloomkit.false_positive_rate(params.num_bits, i, params.num_hashes) for i in range(int(exact.sum()))]
+    rates = [
+        bloomkit.calc.layout_false_positive_rate(params.layout, params.num_bits, i, params.num_hashes)
+        for i in range(int(exact.sum()))
+    ]
     mean, sigma = sum(rates), math.sqrt(sum(p * (1 - p) for p in rates))
     dropped = int((exact & ~mask).sum())
     assert mean - 5 * sigma <= dropped <= mean + 5 * sigma, (dropped, mean, sigma)

@@ -31,7 +31,9 @@ def test_fpr_curve_theory_matches_the_calculator():
     xs, ys = theory.get_data()
     assert xs[-1] == 200_000
     for x, y in zip(xs[::37], ys[::37]):
-        assert y == pytest.approx(bloomkit.false_positive_rate(params.num_bits, int(x), params.num_hashes))
+        assert y == pytest.approx(
+            bloomkit.calc.layout_false_positive_rate(params.layout, params.num_bits, int(x), params.num_hashes)
+        )
 
 
 def test_fpr_curve_with_a_filter_measures_absent_keys():
@@ -42,7 +44,7 @@ def test_fpr_curve_with_a_filter_measures_absent_keys():
     measured = [c for c in ax.containers if "measured" in str(c.get_label())]
     assert len(measured) == 1
     x, y = measured[0].lines[0].get_data()
-    predicted = bloomkit.false_positive_rate(f.num_bits, 50_000, f.num_hashes)
+    predicted = bloomkit.calc.layout_false_positive_rate(f.layout, f.num_bits, 50_000, f.num_hashes)
     assert x[0] == 50_000
     assert 0 < y[0] <= fpr_upper_bound(predicted, 40_000)
 
@@ -53,7 +55,7 @@ def test_measure_fpr_of_empty_and_full_filters():
     full = bloomkit.BloomFilter(20_000, 0.05)
     full.update([f"key-{i}" for i in range(20_000)])
     rate = bloomkit.plot.measure_fpr(full, probes=50_000)
-    predicted = bloomkit.false_positive_rate(full.num_bits, 20_000, full.num_hashes)
+    predicted = bloomkit.calc.layout_false_positive_rate(full.layout, full.num_bits, 20_000, full.num_hashes)
     sigma = math.sqrt(predicted * (1 - predicted) / 50_000)
     assert predicted - 5 * sigma <= rate <= fpr_upper_bound(predicted, 50_000)
 

@@ -30,7 +30,7 @@ void bind_redis(py::module_& m) {
         .def(
             "positions_many",
             [](const bloomkit::BloomGeometry& self, py::handle keys) {
-                KeyBatch batch(keys, self.seed);
+                KeyBatch batch(keys, bloomkit::KeyHashing(self.seed));  // unkeyed: Redis filters have no secret_key
                 py::array_t<uint64_t> out(
                     {static_cast<py::ssize_t>(batch.size()), static_cast<py::ssize_t>(self.num_hashes)});
                 uint64_t* data = out.mutable_data();

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from . import calc
+
 
 def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: int) -> float:
     """Distinct keys behind ``set_bits`` of ``num_bits`` set: ``-(m/k) ln(1 - X/m)``.
@@ -40,8 +42,18 @@ class FillEstimates:
         return self._occupied / self.num_bits
 
     def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill: ``fill_ratio ** num_hashes``."""
-        return self.fill_ratio**self.num_hashes
+        """False-positive rate implied by the current fill.
+
+        Classic: ``fill_ratio ** num_hashes``. A blocked layout's rate also
+        depends on how unevenly keys fall into blocks, which the fill alone
+        understates, so it is the layout's Poisson model
+        (:func:`bloomkit.calc.layout_false_positive_rate`) at the estimated
+        count ``len(self)``.
+        """
+        layout = getattr(self, "layout", "classic")
+        if layout == "classic":
+            return self.fill_ratio**self.num_hashes
+        return calc.layout_false_positive_rate(layout, self.num_bits, len(self), self.num_hashes)
 
     def __len__(self) -> int:
         """Estimated number of distinct keys inserted (Swamidass & Baldi)."""

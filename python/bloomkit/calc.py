@@ -54,7 +54,7 @@ __all__ = [
 LN2 = math.log(2.0)
 LIMITS = _core.LIMITS
 LAYOUTS = LIMITS["layouts"]
-DEFAULT_LAYOUT = "classic"
+DEFAULT_LAYOUT = "split_block"
 
 
 class BloomParams(NamedTuple):

@@ -33,7 +33,7 @@ _Layout: TypeAlias = Literal["classic", "blocked512", "split_block"]
 LN2: float
 LIMITS: dict[str, Any]
 LAYOUTS: tuple[str, ...]
-DEFAULT_LAYOUT: str
+DEFAULT_LAYOUT: str  # "split_block"
 CUCKOO_MIN_FINGERPRINT_BITS: int
 CUCKOO_MAX_FINGERPRINT_BITS: int
 CUCKOO_MAX_BUCKET_SIZE: int

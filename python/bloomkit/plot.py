@@ -85,8 +85,10 @@ def fpr_curve(
 ):
     """False-positive rate against the number of distinct keys inserted.
 
-    The theory curve is ``bloomkit.calc.false_positive_rate(m, n, k)`` =
-    ``(1 - e^(-kn/m))^k`` for the filter's bits ``m`` and hashes ``k``.
+    The theory curve is ``bloomkit.calc.layout_false_positive_rate(layout,
+    m, n, k)`` for the filter's layout, bits ``m`` and hashes ``k``: for
+    classic ``(1 - e^(-kn/m))^k``, for blocked layouts the Poisson model
+    over block loads (a counting filter is classic).
     Given a real ``filter``, its measured rate is added as a point with a
     95 % binomial error bar, measured by probing ``probes`` absent keys.
 
@@ -123,23 +125,25 @@ def fpr_curve(
                 f"got {type(filter).__name__}"
             )
         num_bits, num_hashes = int(filter.num_bits), int(filter.num_hashes)
+        layout = getattr(filter, "layout", "classic")
         capacity, error_rate = int(filter.capacity), float(filter.error_rate)
         label = f"{type(filter).__name__}"
     else:
         if capacity is None:
             raise TypeError("fpr_curve needs capacity (and error_rate) or filter=")
         params = calc.bloom_params(capacity, error_rate)
-        num_bits, num_hashes = params.num_bits, params.num_hashes
+        num_bits, num_hashes, layout = params.num_bits, params.num_hashes, params.layout
         capacity = calc.check_capacity(capacity)
         label = "BloomFilter"
     if filter is not None and num_items is None:
         num_items = len(filter)
     right = max_items or max(2 * capacity, int(1.2 * (num_items or 0)))
     items = np.linspace(0, right, 400)
-    theory = [calc.false_positive_rate(num_bits, int(n), num_hashes) for n in items]
+    theory = [calc.layout_false_positive_rate(layout, num_bits, int(n), num_hashes) for n in items]
 
     figure, ax = _new_axes(ax, (7, 4.2))
-    ax.plot(items, theory, color="C0", label=rf"theory $(1-e^{{-kn/m}})^k$, m={num_bits:,}, k={num_hashes}")
+    formula = r"$(1-e^{-kn/m})^k$" if layout == "classic" else f"{layout} block model"
+    ax.plot(items, theory, color="C0", label=f"theory {formula}, m={num_bits:,}, k={num_hashes}")
     ax.axvline(capacity, color="grey", linestyle="--", linewidth=1, label=f"capacity {capacity:,}")
     ax.axhline(error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {error_rate:g}")
     if filter is not None:

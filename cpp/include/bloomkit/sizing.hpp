@@ -264,9 +264,11 @@ inline uint64_t blocks_needed(Layout layout, uint64_t capacity, double error_rat
         1, static_cast<uint64_t>(std::min(classic_bits / block_bits, static_cast<double>(max_blocks))));
     while (!fits(high)) {
         if (high >= max_blocks)
-            throw std::invalid_argument("a " + std::string(layout_name(layout)) + " filter of " +
-                                        std::to_string(capacity) + " keys at error_rate " +
-                                        detail::format_number(error_rate) + " needs more than 2**62 bits");
+            throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) +
+                                        " at error_rate " + detail::format_repr(error_rate) +
+                                        " needs more than 2**62 bits in the " + layout_name(layout) +
+                                        " layout; at most 2**62 are supported (a ScalableBloomFilter, or "
+                                        "several filters, can hold more keys)");
         high = std::min(max_blocks, high * 2);
     }
     uint64_t low = high / 2;  // does not fit, or 0

@@ -91,6 +91,7 @@ def _bloom_column(capacity, error_rate) -> dict:
     params = calc.bloom_params(capacity, error_rate)
     return {
         "filter": "BloomFilter",
+        "layout": params.layout,
         "capacity": f"{capacity:,}",
         "error_rate": f"{error_rate:.4g}",
         "num_bits": f"{params.num_bits:,}",
