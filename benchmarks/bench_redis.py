@@ -167,7 +167,6 @@ def run_method(url, method, args):
     if method.startswith("bloomkit"):
         seen = METHODS[method][0](client, args)
         fpr = seen.contains_many(probes).mean()
-        import bloomkit
 
         local = seen.to_local()
         local.clear()
