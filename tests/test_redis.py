@@ -142,6 +142,10 @@ def test_argument_checks(client, redis_url):
         RedisBloomFilter(decoding, "a", 1000)
     with pytest.raises(TypeError, match="needs a bloomkit.BloomFilter"):
         RedisBloomFilter.from_local(client, "a", bloomkit.CuckooFilter(100))
+    keyed = bloomkit.BloomFilter(100, secret_key=b"k" * 16)
+    keyed.add("x")  # unkeyed clients would never find it
+    with pytest.raises(ValueError, match="from_local needs an unkeyed BloomFilter"):
+        RedisBloomFilter.from_local(client, "a", keyed)
     assert client.keys("*") == []
 
 

@@ -242,6 +242,10 @@ def test_build_filter_rejects_bad_arguments_before_running(spark):
     df, _ = key_frame(spark, partitions=2)
     with pytest.raises(ValueError, match="error_rate"):
         bkspark.build_filter(df, "url", capacity=100, error_rate=1.5)
+    # A keyed filter's frame cannot be loaded on executors (its key is never
+    # serialized): refused on the driver, before any job.
+    with pytest.raises(ValueError, match="might_contain needs an unkeyed BloomFilter"):
+        bkspark.might_contain(bloomkit.BloomFilter(100, secret_key=b"k" * 16), "url")
 
 
 # -- might_contain ------------------------------------------------------------

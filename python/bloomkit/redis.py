@@ -141,6 +141,10 @@ class RedisBloomFilter:
         """
         if not isinstance(filter, BloomFilter):
             raise TypeError(f"from_local needs a bloomkit.BloomFilter, got {type(filter).__name__}")
+        if filter.keyed:
+            # Clients hash without a key: a keyed filter's bits would sit where
+            # no client looks (every lookup a false negative).
+            raise ValueError("from_local needs an unkeyed BloomFilter: RedisBloomFilter has no secret_key")
         _check_client(client)
         instance = cls.__new__(cls)
         instance._client = client

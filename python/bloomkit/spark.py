@@ -144,6 +144,9 @@ def might_contain(filter, column):
 
     if isinstance(filter, SparkBloomFilter):
         payload = ("spark", filter.to_spark_bytes())
+    elif isinstance(filter, BloomFilter) and filter.keyed:
+        # Its frame cannot be loaded without the key, which is never serialized.
+        raise ValueError("might_contain needs an unkeyed BloomFilter: a secret_key is never shipped to executors")
     elif isinstance(filter, BloomFilter):
         payload = ("bloomkit", filter.to_bytes())
     else:
