@@ -13,6 +13,9 @@ from pathlib import Path
 
 import bloomkit
 
+# The secret key of the keyed seeds (a test vector, not a secret).
+SECRET = bytes(range(16))
+
 
 def seed_filters() -> dict:
     filters = {}
@@ -43,6 +46,17 @@ def seed_filters() -> dict:
     except bloomkit.FilterFullError:
         pass
     filters["cuckoo-victim"] = full
+    # Keyed frames (type tag bit 15, a 16-byte key check before the params).
+    secret = SECRET
+    keyed_filters = {
+        "keyed-bloom": bloomkit.BloomFilter(40, 0.01, layout="split_block", secret_key=secret),
+        "keyed-counting": bloomkit.CountingBloomFilter(60, 0.05, secret_key=secret),
+        "keyed-scalable": bloomkit.ScalableBloomFilter(8, 0.01, secret_key=secret),
+        "keyed-cuckoo": bloomkit.CuckooFilter(8, fingerprint_bits=6, auto_grow=True, secret_key=secret),
+    }
+    for name, keyed in keyed_filters.items():
+        keyed.update(range(40))
+        filters[name] = keyed
     from bloomkit.spark_sketch import SparkBloomFilter
 
     for version in (1, 2):

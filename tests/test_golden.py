@@ -38,8 +38,10 @@ def test_golden_file_loads_and_answers_as_recorded(version, name, entry):
     path = GOLDEN / version / f"{name}.bkf"
     frame = path.read_bytes()
     assert hashlib.sha256(frame).hexdigest() == entry["sha256"], "golden files are never rewritten"
-    loaded = bloomkit.load(path)
+    secret = bytes.fromhex(entry["secret_key"]) if "secret_key" in entry else None
+    loaded = bloomkit.load(path, secret_key=secret)
     assert type(loaded).__name__ == entry["type"]
+    assert loaded.keyed == (secret is not None)
     for attribute, value in entry["params"].items():
         actual = len(loaded) if attribute == "len" else getattr(loaded, attribute)
         assert actual == value, attribute
@@ -61,9 +63,13 @@ def test_every_type_and_shape_is_pinned():
         "cuckoo",
         "cuckoo-auto-grown",
     } <= names
-    grown = [entry for _, name, entry in CASES if name == "scalable-grown"]
+    v2 = {name for version, name, _ in CASES if version == "v2"}
+    assert {f"bloom-{layout}" for layout in make_golden.LAYOUTS} <= v2
+    assert {f"scalable-grown-{layout}" for layout in make_golden.LAYOUTS} <= v2
+    assert {"cuckoo-auto-grown", "keyed-bloom-split_block", "keyed-cuckoo-auto-grown"} <= v2
+    grown = [entry for _, name, entry in CASES if name.startswith("scalable-grown")]
     assert all(entry["params"]["num_slices"] >= 3 for entry in grown)
-    stages = [entry for _, name, entry in CASES if name == "cuckoo-auto-grown"]
+    stages = [entry for _, name, entry in CASES if name.endswith("cuckoo-auto-grown")]
     assert all(entry["params"]["num_stages"] >= 2 for entry in stages)
 
 
@@ -75,6 +81,36 @@ def test_todays_filters_still_build_the_current_golden_files():
         frame = (newest / f"{name}.bkf").read_bytes()
         if frame[8:10] == WRITTEN_VERSION:
             assert filter_.to_bytes() == frame, name
+
+
+# SHA-256 of to_bytes() of each golden filter built today from its fixed keys,
+# seeds and layout (tests/golden/make_golden.py). Written here, not read from
+# the manifest, so regenerating the golden files cannot hide a change: any
+# change to hashing, probe positions, layouts or framing fails this test,
+# and needs a new format version (docs/FORMAT.md, compatibility policy).
+TO_BYTES_SHA256 = {
+    "bloom-blocked512": "1620e3dca28564e4dac134c20bc91f6b021e8d2c5fe1968510ecccc8eff74ee2",
+    "bloom-classic": "2500dea29fe0994452e94fa99b4d40147aa4170428971d3b6b57d2d5a15e2284",
+    "bloom-split_block": "df8665a95c20eb02e62c1140f413ab8f179c2a72e2b71c5a926055dc223c8777",
+    "counting-16": "cc31a7c55fc420b5bd00b95084639f043e8f7dfa8becb5d9820034583fd5445f",
+    "counting-4": "14ff30f47d204bd1a93eede444fb8c3c38e1ccf4eb888120b801f44ad0271959",
+    "counting-8": "a6bbb94d3dc98ca72d63b904efa939fe915549becc8e0522574d7487cbcd87e5",
+    "cuckoo": "2197de959cddfdaffd0fcc0214137eadeac6a42192ce42225095205bf014632d",
+    "cuckoo-auto-grown": "aad3c9a4738f7fa8f883869005d3f700005d97df5705066a7761e56e0036845f",
+    "keyed-bloom-split_block": "12021d19165a07131897eec30905132b1cb6f7194f03de5c1a5857f7b5c296be",
+    "keyed-cuckoo-auto-grown": "8d6930f7a2df1474041f60fb0c7db21897afbf0edcacb28c43a9ab44690a3943",
+    "scalable-grown-blocked512": "ace129f289406fb067f4075fa61d2fd4d3f1c31ff206af92acccd82b95d8b0cf",
+    "scalable-grown-classic": "d045519f39271a6baa1bea6dbf7d2bf3b3f10c4329a82c329fbb737aafbc42dc",
+    "scalable-grown-split_block": "9faa735d59bb71e757e534f05caf4134547159c09e92a197a81b1d40c1f24d4e",
+}
+
+
+def test_to_bytes_digests_are_pinned_for_every_type_and_layout():
+    built = {
+        name: hashlib.sha256(filter_.to_bytes()).hexdigest()
+        for name, (filter_, _) in make_golden.golden_filters().items()
+    }
+    assert built == TO_BYTES_SHA256
 
 
 def documented_vector(title_start: str) -> bytes:

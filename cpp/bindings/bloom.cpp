@@ -12,6 +12,7 @@ using bloomkit::BloomFilter;
 using bloomkit::BloomGeometry;
 
 void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls);  // mapped.cpp
+void bind_lean_load(py::class_<Guarded<BloomFilter>>& cls);                     // lean_load.cpp
 
 void bind_bloom(py::module_& m) {
     using G = Guarded<BloomFilter>;
@@ -37,7 +38,7 @@ void bind_bloom(py::module_& m) {
     cls.def(
         "_positions_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             const py::ssize_t k = self.core.num_hashes();
             py::array_t<uint64_t> out({static_cast<py::ssize_t>(batch.size()), k});
             uint64_t* data = out.mutable_data();
@@ -68,15 +69,19 @@ void bind_bloom(py::module_& m) {
         });
     });
     cls.def("_union_update", [](G& self, G& other) {
+        check_same_key(self.hashing, other.hashing, "union");
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });
     cls.def("_intersection_update", [](G& self, G& other) {
+        check_same_key(self.hashing, other.hashing, "intersection");
         write_first_read_second(self.guard, other.guard, [&] { self.core.intersect_with(other.core); });
     });
     cls.def("_union_set_bits", [](G& self, G& other) {
+        check_same_key(self.hashing, other.hashing, "union estimate");
         return read_pair(self.guard, other.guard, [&] { return self.core.union_set_bits(other.core); });
     });
     bind_mapped_bloom(m, cls);
+    bind_lean_load(cls);
 }
 
 }  // namespace bloomkit_py

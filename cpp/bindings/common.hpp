@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "fast_methods.hpp"
@@ -54,6 +56,69 @@ inline uint8_t* bool_data(py::array_t<bool>& array) { return reinterpret_cast<ui
 
 inline py::bytes to_py_bytes(const std::vector<uint8_t>& data) {
     return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+}
+
+// A keyed filter used without its key, with the wrong key, or an unkeyed
+// one given a key (bloomkit.SecretKeyError, a ValueError).
+class SecretKeyError : public std::invalid_argument {
+  public:
+    explicit SecretKeyError(const std::string& what) : std::invalid_argument(what) {}
+};
+
+// The 128-bit master key the Python layer derives from secret_key
+// (bloomkit/_keyed.py), or none.
+inline std::optional<bloomkit::SipKey> master_key(py::handle key) {
+    if (key.is_none()) return std::nullopt;
+    ByteBuffer buffer(key);
+    if (buffer.size() != 16)
+        throw py::value_error("the derived key must be 16 bytes, got " + std::to_string(buffer.size()));
+    return bloomkit::SipKey::from_bytes(buffer.data());
+}
+
+// Checks a frame's key check against the caller's key (the frame has been
+// validated) and makes `filter` keyed with it.
+template <class G>
+void apply_frame_key(G& filter, const uint8_t* frame, size_t len, const std::optional<bloomkit::SipKey>& key) {
+    bloomkit::Hash128 stored{0, 0};
+    const bool keyed = bloomkit::frame_key_check(frame, len, stored);
+    if (keyed && !key)
+        throw SecretKeyError("this filter was built with a secret_key; pass the same secret_key to load it");
+    if (!keyed && key) throw SecretKeyError("this filter was built without a secret_key; load it without one");
+    if (!keyed) return;
+    const bloomkit::Hash128 expected = bloomkit::KeyHashing::key_check(*key);
+    if (expected.h1 != stored.h1 || expected.h2 != stored.h2)
+        throw SecretKeyError("wrong secret_key: it does not match the key this filter was built with");
+    filter.set_secret(*key);
+}
+
+// Keyed filters combine only with filters of the same key (compared by key
+// check, which identifies the key without revealing it).
+inline void check_same_key(const bloomkit::KeyHashing& a, const bloomkit::KeyHashing& b, const char* operation) {
+    if (a.keyed() != b.keyed())
+        throw SecretKeyError(std::string(operation) + " needs both filters keyed with the same secret_key, or neither");
+    if (a.keyed()) {
+        const bloomkit::Hash128 x = a.key_check(), y = b.key_check();
+        if (x.h1 != y.h1 || x.h2 != y.h2)
+            throw SecretKeyError(std::string(operation) + " needs filters with the same secret_key");
+    }
+}
+
+// Whether two filters hash keys alike (equality: a keyed and an unkeyed
+// filter, or two keys, are never equal).
+inline bool same_hashing(const bloomkit::KeyHashing& a, const bloomkit::KeyHashing& b) {
+    if (a.keyed() != b.keyed()) return false;
+    if (!a.keyed()) return true;
+    const bloomkit::Hash128 x = a.key_check(), y = b.key_check();
+    return x.h1 == y.h1 && x.h2 == y.h2;
+}
+
+// Serializes `core` into `sink` as a keyed frame when `hashing` is keyed.
+template <class Core>
+void serialize_keyed(const Core& core, const bloomkit::KeyHashing& hashing, bloomkit::FrameSink& sink) {
+    const bloomkit::Hash128 check = hashing.keyed() ? hashing.key_check() : bloomkit::Hash128{0, 0};
+    sink.key_check = hashing.keyed() ? &check : nullptr;
+    core.serialize_to(sink);
+    sink.key_check = nullptr;
 }
 
 // Writes into a preallocated buffer of known size; refuses to overflow it.
@@ -109,7 +174,7 @@ py::bytes frame_to_bytes(Guarded<Core>& self) {
     for (;;) {
         const uint64_t size = self.guard.read([&] {
             bloomkit::CountingSink counter;
-            self.core.serialize_to(counter);
+            serialize_keyed(self.core, self.hashing, counter);
             return counter.count();
         });
         PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
@@ -118,7 +183,7 @@ py::bytes frame_to_bytes(Guarded<Core>& self) {
         auto* data = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(raw));
         const bool complete = self.guard.released_read([&] {
             SpanSink sink(data, size);
-            self.core.serialize_to(sink);
+            serialize_keyed(self.core, self.hashing, sink);
             return sink.filled_exactly();
         });
         if (complete) return out;
@@ -127,7 +192,7 @@ py::bytes frame_to_bytes(Guarded<Core>& self) {
 
 template <class Core>
 py::object common_add(Guarded<Core>& self, py::handle key) {
-    const Hash128 h = hash_key(key, self.core.seed());
+    const Hash128 h = hash_key(key, self.hashing);
     return py::bool_(self.guard.write([&] { return self.core.add(h); }));
 }
 
@@ -155,7 +220,7 @@ PyObject* checked_add(PyObject* self, PyObject* key) {
 
 template <class Core>
 bool common_contains(Guarded<Core>& self, py::handle key) {
-    const Hash128 h = hash_key(key, self.core.seed());
+    const Hash128 h = hash_key(key, self.hashing);
     return self.guard.read([&] { return self.core.contains(h); });
 }
 
@@ -171,12 +236,34 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     // Copy construction (copy()) and construction from a serialized frame
     // (from_bytes / load / unpickling). The copy overload comes first: the
     // frame overload accepts any object and reports non-buffers itself.
-    cls.def(py::init([](G& other) { return other.guard.read([&] { return new G(other.core); }); }), py::arg("other"));
-    cls.def(py::init([](py::handle frame) {
-                ByteBuffer buffer(frame);
-                return AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); });
+    // `key` is a keyed filter's 16-byte master key (bloomkit/_keyed.py);
+    // a frame's key check must match it (apply_frame_key).
+    cls.def(py::init([](G& other) {
+                return other.guard.read([&] {
+                    auto* copy = new G(other.core);
+                    copy->hashing = other.hashing;
+                    return copy;
+                });
             }),
-            py::arg("frame"));
+            py::arg("other"));
+    cls.def(py::init([](py::handle frame, py::handle key) {
+                const std::optional<bloomkit::SipKey> master = master_key(key);
+                ByteBuffer buffer(frame);
+                std::unique_ptr<G> filter(
+                    AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); }));
+                apply_frame_key(*filter, buffer.data(), buffer.size(), master);
+                return filter.release();
+            }),
+            py::arg("frame"), py::kw_only(), py::arg("key") = py::none());
+    cls.def(
+        "_set_key",
+        [](G& self, py::handle key) {
+            const std::optional<bloomkit::SipKey> master = master_key(key);
+            if (master) self.set_secret(*master);
+        },
+        py::arg("key"), "Make a new, empty filter keyed (construction only: bloomkit/_keyed.py).");
+    cls.def_property_readonly(
+        "keyed", [](G& self) { return self.hashing.keyed(); }, "True if built with a secret_key.");
 
     def_meth_o(cls, "add", checked_add<Core>,
                "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
@@ -187,7 +274,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_add_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
             self.guard.released_write(
@@ -198,7 +285,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_update",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             self.guard.released_write(
                 [&] { batch.visit([&](const auto& source) { self.core.add_many(source, nullptr); }); });
         },
@@ -206,7 +293,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_contains_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
             self.guard.released_read(
@@ -226,7 +313,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             int error = 0;
             self.guard.released_read([&] {
                 FdSink sink(fd);
-                self.core.serialize_to(sink);
+                serialize_keyed(self.core, self.hashing, sink);
                 error = sink.error();
             });
             if (error != 0) {
@@ -237,6 +324,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         },
         py::arg("fd"), "Stream the frame to an open file descriptor (no copy of the filter in memory).");
     cls.def("_equals", [](G& self, G& other) {
+        if (!same_hashing(self.hashing, other.hashing)) return false;
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });
     });
     cls.def_property_readonly(

@@ -37,11 +37,15 @@ void bind_counting_bloom(py::module_& m) {
     cls.def_property_readonly("_nonzero_counters",
                               [](G& self) { return self.guard.read([&] { return self.core.nonzero_counters(); }); });
     cls.def("_union_update", [](G& self, G& other) {
+        check_same_key(self.hashing, other.hashing, "union");
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });
     // A plain BloomCore object; the Python layer copies it into a BloomFilter.
     cls.def("_to_bloom_core", [](G& self) {
-        return std::make_unique<Guarded<BloomFilter>>(self.guard.released_read([&] { return self.core.to_bloom(); }));
+        auto bloom =
+            std::make_unique<Guarded<BloomFilter>>(self.guard.released_read([&] { return self.core.to_bloom(); }));
+        bloom->hashing = self.hashing;  // a keyed counting filter gives a keyed Bloom filter
+        return bloom;
     });
 }
 

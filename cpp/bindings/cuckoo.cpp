@@ -31,7 +31,7 @@ void bind_cuckoo(py::module_& m) {
     cls.def(
         "_add_new_many",
         [](G& self, py::handle keys, bool want_result) -> py::object {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             if (!want_result) {
                 self.guard.released_write(
                     [&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, nullptr); }); });

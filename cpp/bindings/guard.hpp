@@ -11,6 +11,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <bloomkit/keys.hpp>
+
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -147,12 +149,18 @@ auto write_first_read_second(AccessGuard& a, AccessGuard& b, F&& f) {
 }
 
 // A core filter plus the guard protecting it: the object the bindings expose.
+// `hashing` is how its keys are hashed (MurmurHash3 under the core's seed,
+// or SipHash for a keyed filter: keys.hpp, KeyHashing); the cores only ever
+// see digests, so the secret key lives here and nowhere in the core.
 template <class Core>
 struct Guarded {
     template <class... Args>
-    explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...) {}
+    explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...), hashing(core.seed()) {}
     Core core;
     AccessGuard guard;
+    bloomkit::KeyHashing hashing;
+    // Makes this filter keyed with the 128-bit master key `secret`.
+    void set_secret(const bloomkit::SipKey& secret) { hashing = bloomkit::KeyHashing(core.seed(), secret); }
     // Single-key adds since the last capacity check (common.hpp); GIL-protected.
     uint32_t unchecked_adds = 0;
 };

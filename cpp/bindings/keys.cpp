@@ -123,7 +123,7 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
     unsupported(key, index);
 }
 
-Hash128 hash_key(py::handle key, uint32_t seed) {
+Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
     // The single-key path (add, in, ...): the two commonest keys skip the
     // CanonicalKey the general path builds (a Py_buffer is zeroed, moved and
     // released per key). An exact int in [-2**63, 2**63) hashes its 8
@@ -135,15 +135,16 @@ Hash128 hash_key(py::handle key, uint32_t seed) {
         const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
         if (overflow == 0) {
             if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
-            return bloomkit::murmur3_x64_128_u64(static_cast<uint64_t>(value), seed);
+            return hashing.integer(static_cast<uint64_t>(value));
         }
         // [2**63, 2**64) and out-of-range values: the general path decides.
     } else if (PyUnicode_CheckExact(obj) && PyUnicode_IS_COMPACT_ASCII(obj)) {
-        return bloomkit::murmur3_x64_128(static_cast<const uint8_t*>(PyUnicode_DATA(obj)),
-                                         static_cast<size_t>(PyUnicode_GET_LENGTH(obj)), seed);
+        return hashing.bytes(static_cast<const uint8_t*>(PyUnicode_DATA(obj)),
+                             static_cast<size_t>(PyUnicode_GET_LENGTH(obj)));
     }
-    return canonical_key(key).hash(seed);
+    return canonical_key(key).hash(hashing);
 }
+Hash128 hash_key(py::handle key, uint32_t seed) { return hash_key(key, bloomkit::KeyHashing(seed)); }
 
 py::bytes canonical_bytes(py::handle key) {
     const CanonicalKey k = canonical_key(key);
@@ -217,7 +218,7 @@ ViewBatch::ViewBatch(py::buffer views, py::list buffers) : views_view_(views.req
 
 // ------------------------------------------------------------------- KeyBatch
 
-KeyBatch::KeyBatch(py::handle keys, uint32_t seed) : seed_(seed) {
+KeyBatch::KeyBatch(py::handle keys, const bloomkit::KeyHashing& hashing) : hashing_(hashing) {
     if (py::isinstance<OffsetBatch>(keys)) {
         owner_ = py::reinterpret_borrow<py::object>(keys);
         offsets_ = keys.cast<const OffsetBatch*>();
@@ -443,11 +444,11 @@ void KeyBatch::validate_objects(Py_ssize_t count, Item&& item) {
     }
     // Hash now, while nothing else can run: the old one-digest-per-key path.
     digests_.resize(count_);
-    hash_objects(0, count_, seed_, digests_.data());
+    hash_objects(0, count_, digests_.data());
     kind_ = Kind::Digests;
 }
 
-void KeyBatch::hash_objects(size_t first, size_t count, uint32_t seed, bloomkit::Hash128* out) const {
+void KeyBatch::hash_objects(size_t first, size_t count, bloomkit::Hash128* out) const {
     // Called with the GIL held. The objects were validated when the batch
     // was built; a list changed since by another thread is re-checked here
     // (its length, and each key again by canonical_key).
@@ -457,7 +458,7 @@ void KeyBatch::hash_objects(size_t first, size_t count, uint32_t seed, bloomkit:
     for (size_t j = 0; j < count; ++j) {
         if (j + kObjectPrefetch < count) prefetch_object(object_at(first + j + kObjectPrefetch));
         py::object key = py::reinterpret_borrow<py::object>(object_at(first + j));
-        out[j] = canonical_key(key, static_cast<Py_ssize_t>(first + j)).hash(seed);
+        out[j] = canonical_key(key, static_cast<Py_ssize_t>(first + j)).hash(hashing_);
     }
 }
 
@@ -467,10 +468,10 @@ bloomkit::BlockDigestKeys KeyBatch::object_keys() const {
     // No thread waits for that lock while holding the GIL (guard.hpp), so
     // this cannot deadlock. Python errors become C++ exceptions that carry
     // only a message, safe to unwind without the GIL.
-    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t seed, Hash128* out) {
+    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t, Hash128* out) {
         py::gil_scoped_acquire gil;
         try {
-            hash_objects(first, count, seed, out);
+            hash_objects(first, count, out);
         } catch (py::error_already_set& e) {
             const bool type_error = e.matches(PyExc_TypeError);
             const std::string message = e.what();
@@ -536,7 +537,7 @@ void KeyBatch::from_rows(const RowBatch& rows) {
         const std::string where = "column " + rows.name(c) + ": ";
         if (py::isinstance<RowBatch>(columns[c])) throw py::type_error(where + "a RowBatch cannot be a column");
         try {
-            columns_.push_back(std::unique_ptr<KeyBatch>(new KeyBatch(columns[c], seed_)));
+            columns_.push_back(std::unique_ptr<KeyBatch>(new KeyBatch(columns[c], hashing_)));
         } catch (py::error_already_set& e) {
             const bool type_error = e.matches(PyExc_TypeError);
             const std::string message = where + e.what();
@@ -564,7 +565,7 @@ bloomkit::RowKeys KeyBatch::row_keys() const {
             if constexpr (!std::is_same<std::decay_t<decltype(keys)>, bloomkit::RowKeys>::value)
                 sources.push_back(bloomkit::make_column(keys));
         });
-    return bloomkit::RowKeys(std::move(sources));
+    return bloomkit::RowKeys(std::move(sources), &hashing_);
 }
 
 }  // namespace bloomkit_py

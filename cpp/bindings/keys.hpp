@@ -64,8 +64,8 @@ class CanonicalKey {
     }
     bool buffer_is_contiguous() const { return !holds_view_ || PyBuffer_IsContiguous(&view_, 'C'); }
 
-    Hash128 hash(uint32_t seed) const {
-        return is_integer ? bloomkit::murmur3_x64_128_u64(integer, seed) : bloomkit::murmur3_x64_128(data, size, seed);
+    Hash128 hash(const bloomkit::KeyHashing& hashing) const {
+        return is_integer ? hashing.integer(integer) : hashing.bytes(data, size);
     }
 
   private:
@@ -81,7 +81,8 @@ class CanonicalKey {
 // type (and `index`, when it is >= 0, for keys inside a batch).
 CanonicalKey canonical_key(py::handle key, Py_ssize_t index = -1);
 
-// The digest of one Python key.
+// The digest of one Python key, under a filter's hashing or a bare seed.
+Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing);
 Hash128 hash_key(py::handle key, uint32_t seed);
 
 // The canonical bytes of one key, for bloomkit.canonical_bytes().
@@ -153,7 +154,7 @@ class RowBatch {
 };
 
 // A validated batch of keys, ready to be used without the GIL. Built with
-// the GIL held for a filter's `seed`; every key is checked here, so a batch
+// the GIL held for a filter's hashing (its seed, and its key if keyed); every key is checked here, so a batch
 // that constructs holds only valid keys and a filter can apply it without
 // failing half-way. Arrays and Arrow buffers are read in place (and hashed
 // later, without the GIL). Python objects (lists, tuples, object arrays,
@@ -162,36 +163,39 @@ class RowBatch {
 // of n objects holds O(block) digests, not O(n).
 class KeyBatch {
   public:
-    KeyBatch(py::handle keys, uint32_t seed);
+    KeyBatch(py::handle keys, const bloomkit::KeyHashing& hashing);
     KeyBatch(const KeyBatch&) = delete;
     KeyBatch& operator=(const KeyBatch&) = delete;
 
     size_t size() const { return count_; }
 
-    // Calls f(key_source) with the concrete core key source.
+    // Calls f(key_source) with the concrete core key source; for a keyed
+    // filter, sources read in place are wrapped once per batch
+    // (KeyHashing::visit_source) and Python objects are hashed keyed.
     template <class F>
     void visit(F&& f) const {
+        auto pass = [&](auto keys) { hashing_.visit_source(std::move(keys), f); };
         switch (kind_) {
-            case Kind::Int8: return f(ints<int8_t>());
-            case Kind::Int16: return f(ints<int16_t>());
-            case Kind::Int32: return f(ints<int32_t>());
-            case Kind::Int64: return f(ints<int64_t>());
-            case Kind::UInt8: return f(ints<uint8_t>());
-            case Kind::UInt16: return f(ints<uint16_t>());
-            case Kind::UInt32: return f(ints<uint32_t>());
-            case Kind::UInt64: return f(ints<uint64_t>());
-            case Kind::FixedBytes: return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
+            case Kind::Int8: return pass(ints<int8_t>());
+            case Kind::Int16: return pass(ints<int16_t>());
+            case Kind::Int32: return pass(ints<int32_t>());
+            case Kind::Int64: return pass(ints<int64_t>());
+            case Kind::UInt8: return pass(ints<uint8_t>());
+            case Kind::UInt16: return pass(ints<uint16_t>());
+            case Kind::UInt32: return pass(ints<uint32_t>());
+            case Kind::UInt64: return pass(ints<uint64_t>());
+            case Kind::FixedBytes: return pass(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_));
             case Kind::RawBytes:
-                return f(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_, /*strip_trailing_nul=*/false));
-            case Kind::FixedUtf32: return f(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
-            case Kind::Float32: return f(bloomkit::FloatKeys<float>(base_, count_, stride_));
-            case Kind::Float64: return f(bloomkit::FloatKeys<double>(base_, count_, stride_));
-            case Kind::Nanoseconds: return f(bloomkit::NanosecondKeys(base_, count_, stride_, nanos_per_unit_));
-            case Kind::Digests: return f(bloomkit::DigestKeys(digests_, seed_));
+                return pass(bloomkit::FixedWidthKeys(base_, count_, stride_, itemsize_, /*strip_trailing_nul=*/false));
+            case Kind::FixedUtf32: return pass(bloomkit::Utf32Keys(base_, count_, stride_, itemsize_ / 4));
+            case Kind::Float32: return pass(bloomkit::FloatKeys<float>(base_, count_, stride_));
+            case Kind::Float64: return pass(bloomkit::FloatKeys<double>(base_, count_, stride_));
+            case Kind::Nanoseconds: return pass(bloomkit::NanosecondKeys(base_, count_, stride_, nanos_per_unit_));
+            case Kind::Digests: return f(bloomkit::DigestKeys(digests_, hashing_.seed()));
             case Kind::Objects: return f(object_keys());
-            case Kind::Offsets: return offsets_->visit(std::forward<F>(f));
+            case Kind::Offsets: return offsets_->visit(pass);
             case Kind::Rows: return f(row_keys());
-            case Kind::Views: return f(views_->keys());
+            case Kind::Views: return pass(views_->keys());
         }
     }
 
@@ -234,11 +238,11 @@ class KeyBatch {
     template <class Item>
     void validate_objects(Py_ssize_t count, Item&& item);
     PyObject* object_at(size_t i) const;
-    void hash_objects(size_t first, size_t count, uint32_t seed, bloomkit::Hash128* out) const;
+    void hash_objects(size_t first, size_t count, bloomkit::Hash128* out) const;
     bloomkit::BlockDigestKeys object_keys() const;
     bloomkit::RowKeys row_keys() const;
 
-    uint32_t seed_;
+    bloomkit::KeyHashing hashing_;
     Kind kind_ = Kind::Digests;
     size_t count_ = 0;
     // Array-backed batches.

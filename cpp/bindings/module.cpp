@@ -88,6 +88,24 @@ PYBIND11_MODULE(_core, m) {
         }
     });
 
+    // bloomkit.SecretKeyError: a ValueError for a keyed filter loaded without
+    // its key or with another, an unkeyed one loaded with a key, or filters
+    // of different keys combined (common.hpp).
+    py::register_exception<bloomkit_py::SecretKeyError>(m, "SecretKeyError", PyExc_ValueError);
+    m.def(
+        "siphash128",
+        [](py::handle key, py::handle data) {
+            bloomkit_py::ByteBuffer k(key);
+            if (k.size() != 16) throw py::value_error("a SipHash key is 16 bytes, got " + std::to_string(k.size()));
+            bloomkit_py::ByteBuffer d(data);
+            const bloomkit::Hash128 h =
+                bloomkit::siphash24_128(bloomkit::SipKey::from_bytes(k.data()), d.data(), d.size());
+            return (py::int_(h.h2) << py::int_(64)) | py::int_(h.h1);
+        },
+        py::arg("key"), py::arg("data"),
+        "SipHash-2-4-128 of data under a 16-byte key, as h1 | h2 << 64 (the reference's 16 output bytes, "
+        "little-endian).");
+
     // Allocation failures: the core's own check (memory.hpp) says what was
     // asked for; a plain std::bad_alloc gets a message that says more than
     // pybind11's "std::bad_alloc".

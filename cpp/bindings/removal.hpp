@@ -27,7 +27,7 @@ namespace py = pybind11;
 
 template <class Core>
 bool removal_discard(Guarded<Core>& self, py::handle key) {
-    const Hash128 h = hash_key(key, self.core.seed());
+    const Hash128 h = hash_key(key, self.hashing);
     return self.guard.write([&] { return self.core.remove(h); });
 }
 
@@ -48,7 +48,7 @@ py::object removal_discard_object(Guarded<Core>& self, py::handle key) {
 
 template <class Core>
 py::object removal_count(Guarded<Core>& self, py::handle key) {
-    const Hash128 h = hash_key(key, self.core.seed());
+    const Hash128 h = hash_key(key, self.hashing);
     return py::int_(self.guard.read([&] { return self.core.count(h); }));
 }
 
@@ -71,7 +71,7 @@ void bind_removal(py::class_<Guarded<Core>>& cls) {
     cls.def(
         "_remove_many",
         [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.core.seed());
+            KeyBatch batch(keys, self.hashing);
             const size_t missing = self.guard.released_write([&] {
                 size_t first_missing = batch.size();
                 batch.visit([&](const auto& source) { first_missing = self.core.remove_many(source); });

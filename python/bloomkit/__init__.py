@@ -11,7 +11,7 @@ True
 from . import _core, calc
 from ._base import load
 from ._capacity import CapacityWarning
-from ._core import canonical_bytes
+from ._core import SecretKeyError, canonical_bytes
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
 from .counting_bloom import CountingBloomFilter
@@ -49,6 +49,7 @@ __all__ = [
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "SecretKeyError",
     "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",

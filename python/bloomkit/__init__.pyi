@@ -3,6 +3,7 @@ from . import plot as plot
 from ._base import _Key
 from ._base import load as load
 from ._capacity import CapacityWarning as CapacityWarning
+from ._core import SecretKeyError as SecretKeyError
 from ._core import canonical_bytes as canonical_bytes
 from .bloom import (
     BloomFilter as BloomFilter,
@@ -60,6 +61,7 @@ __all__ = [
     "CuckooParams",
     "FilterFullError",
     "ScalableBloomFilter",
+    "SecretKeyError",
     "TooManyCopiesError",
     "bloom_capacity",
     "bloom_params",

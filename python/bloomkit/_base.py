@@ -10,11 +10,12 @@ every input kind, copying, pickling, saving, equality and display.
 from __future__ import annotations
 
 import functools
+import os
 import pickle
 
 import numpy as np
 
-from . import _batch, _capacity, _core, _display, _io
+from . import _batch, _capacity, _core, _display, _io, _keyed
 
 # Type tag of the binary format (docs/FORMAT.md) -> public class.
 _REGISTRY: dict = {}
@@ -31,19 +32,23 @@ def register(type_tag: int):
     return decorate
 
 
-def load(path_or_bytes):
+def load(path_or_bytes, *, secret_key=None):
     """Load any bloomkit filter from a file path or from bytes.
 
     The type is read from the header, then the whole frame is validated
     (lengths, checksum, parameters) before anything is allocated. Raises
-    ``ValueError`` for anything that is not an intact bloomkit filter.
+    ``ValueError`` for anything that is not an intact bloomkit filter, and
+    ``SecretKeyError`` (a ValueError) when ``secret_key`` is missing, wrong,
+    or given for a filter built without one.
     """
+    if isinstance(path_or_bytes, (str, os.PathLike)):
+        return _io.load_file(path_or_bytes, _REGISTRY, secret_key)
     data = _io.read_frame(path_or_bytes)
     type_tag = _core.peek_type(data)
     cls = _REGISTRY.get(type_tag)
     if cls is None:
         raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
-    return cls.from_bytes(data)
+    return cls.from_bytes(data, secret_key=secret_key)
 
 
 def _once(init):
@@ -131,17 +136,24 @@ class FilterBase:
         return self.copy()
 
     @classmethod
-    def from_bytes(cls, data):
-        """Rebuild a filter from :meth:`to_bytes` output; ``ValueError`` if the data is not intact."""
+    def from_bytes(cls, data, *, secret_key=None):
+        """Rebuild a filter from :meth:`to_bytes` output; ``ValueError`` if the data is not intact.
+
+        A filter built with ``secret_key=`` needs the same ``secret_key``
+        here (``SecretKeyError`` otherwise).
+        """
+        key = _keyed.master_key(secret_key)
         instance = cls.__new__(cls)
-        cls._core_class.__init__(instance, data)
+        cls._core_class.__init__(instance, data, key=key)
         return instance
 
     def __reduce_ex__(self, protocol):
         # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
         # validating deserializer, never code from the pickle. With protocol
         # 5 the frame is a PickleBuffer, so a pickler with a buffer_callback
-        # passes it out of band without copying it into the stream.
+        # passes it out of band without copying it into the stream. A keyed
+        # filter refuses: its key must not travel with it.
+        _keyed.refuse_pickle(self)
         frame = self.to_bytes()
         if protocol >= 5:
             frame = pickle.PickleBuffer(frame)
@@ -165,9 +177,11 @@ class FilterBase:
         self._write_frame(handle.fileno())
 
     @classmethod
-    def load(cls, path):
-        """Read a filter of this type saved with :meth:`save`."""
-        return cls.from_bytes(_io.read_frame(path))
+    def load(cls, path, *, secret_key=None):
+        """Read a filter of this type saved with :meth:`save` (with its ``secret_key``, if it has one)."""
+        if isinstance(path, (str, os.PathLike)):
+            return _io.load_file(path, _REGISTRY, secret_key, expected=cls)
+        return cls.from_bytes(_io.read_frame(path), secret_key=secret_key)
 
     # -- comparison ------------------------------------------------------
     def __eq__(self, other):

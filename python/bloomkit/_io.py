@@ -19,7 +19,7 @@ import os
 import stat
 import tempfile
 
-from . import _core
+from . import _core, _keyed
 
 HEADER_SIZE = 24
 _TEMP_SUFFIX = ".bloomkit-tmp"
@@ -35,15 +35,41 @@ def read_frame(path_or_bytes):
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         return path_or_bytes
     if isinstance(path_or_bytes, (str, os.PathLike)):
+        name = os.fspath(path_or_bytes)
         with open(path_or_bytes, "rb") as handle:
-            return _read_declared_frame(handle, os.fspath(path_or_bytes))
+            header, total = _declared_frame(handle, name)
+            return _read_rest(handle, name, header, total)
     raise TypeError(f"expected a path or bytes-like data, got {type(path_or_bytes).__name__}")
 
 
-def _read_declared_frame(handle, name: str) -> bytearray:
+def load_file(path, registry: dict, secret_key, expected=None):
+    """The filter saved at ``path``: of class ``expected``, or the one ``registry`` maps its type tag to.
+
+    A BloomFilter in a regular file is read once, straight into the block
+    that becomes its bits (``BloomCore(fd, length)``, cpp/bindings/lean_load.cpp),
+    so loading it needs one filter's worth of memory, not two. Other types
+    are read into a buffer of the declared length and rebuilt from it.
+    """
+    name = os.fspath(path)
+    with open(path, "rb") as handle:
+        header, total = _declared_frame(handle, name)
+        type_tag = int.from_bytes(header[10:12], "little") & 0x7FFF  # bit 15: keyed (docs/FORMAT.md)
+        cls = expected if expected is not None else registry.get(type_tag)
+        if cls is None:
+            raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
+        if type_tag == cls._type_tag == 1 and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            key = _keyed.master_key(secret_key)
+            instance = cls.__new__(cls)
+            cls._core_class.__init__(instance, handle.fileno(), total, key=key)
+            return instance
+        return cls.from_bytes(_read_rest(handle, name, header, total), secret_key=secret_key)
+
+
+def _declared_frame(handle, name: str) -> tuple:
+    """(header, declared frame length) of an open file, checked before any large read or allocation."""
     header = handle.read(HEADER_SIZE)
     # Raises ValueError for a short header, bad magic, version, type tag or
-    # impossible lengths, before any large read or allocation.
+    # impossible lengths.
     total = _core.frame_length(header)
     info = os.fstat(handle.fileno())
     if stat.S_ISREG(info.st_mode):
@@ -54,6 +80,11 @@ def _read_declared_frame(handle, name: str) -> bytearray:
             )
     elif total > _core.available_memory():
         raise ValueError(f"{name}: the header declares a {total:,}-byte filter, more than the memory available")
+    return header, total
+
+
+def _read_rest(handle, name: str, header: bytes, total: int) -> bytearray:
+    """The whole frame: ``header`` and the rest of the file, read into one buffer of the declared length."""
     frame = bytearray(total)
     frame[:HEADER_SIZE] = header
     view = memoryview(frame)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batch, _core, _mapped, calc
+from . import _batch, _core, _keyed, _mapped, calc
 from ._algebra import SetAlgebraMixin
 from ._base import FilterBase, register
 from ._fill import FillEstimates, estimate_cardinality
@@ -25,7 +25,13 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         Target false-positive rate at ``capacity`` keys, in (0, 1).
     seed : int, keyword-only, default 0
         MurmurHash3 seed in [0, 2**32). Filters only combine when their seeds
-        match; a secret seed keeps an adversary from choosing colliding keys.
+        match. A seed is not a secret key: use ``secret_key`` against
+        adversarial keys.
+    secret_key : bytes, keyword-only, optional
+        At least 16 secret bytes: keys are hashed with SipHash-2-4 under this
+        key instead of MurmurHash3, so whoever chooses the keys cannot aim
+        them at chosen bits (docs/RELIABILITY.md). Never saved: ``load``,
+        ``from_bytes`` need it again; keyed filters cannot be pickled.
     layout : str, keyword-only, default :data:`bloomkit.calc.DEFAULT_LAYOUT`
         Where a key's bits go (docs/FORMAT.md): ``"classic"`` (k bits
         anywhere: the least memory, k cache misses per key),
@@ -58,6 +64,12 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         if hashing == "spark":
             from .spark_sketch import SparkBloomFilter
 
+            if kwargs.pop("secret_key", None) is not None:
+                raise ValueError(
+                    "secret_key is not supported with hashing='spark': Spark's format fixes the hash "
+                    "(MurmurHash3_x86_32, public seed) so that Spark can read the filter"
+                )
+
             return SparkBloomFilter(*args, **kwargs)
         if hashing != "bloomkit":
             raise ValueError(f"hashing must be 'bloomkit' or 'spark', got {hashing!r}")
@@ -70,7 +82,8 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
 
         return SparkBloomFilter.from_spark_bytes(data)
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0, layout=None, hashing="bloomkit"):
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, layout=None, secret_key=None, hashing="bloomkit"):
+        key = _keyed.master_key(secret_key)
         params = calc.bloom_params(capacity, error_rate, layout)
         _core.BloomCore.__init__(
             self,
@@ -81,9 +94,10 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
             float(error_rate),
             params.layout,
         )
+        _keyed.apply(self, key)
 
     @classmethod
-    def from_params(cls, num_bits, num_hashes, *, seed=0, layout="classic"):
+    def from_params(cls, num_bits, num_hashes, *, seed=0, layout="classic", secret_key=None):
         """A filter with an explicit geometry (e.g. to match another system's).
 
         ``capacity`` becomes the key count for which ``num_hashes`` is optimal,
@@ -92,6 +106,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         multiple of the block size (512 or 256), and split_block needs
         ``num_hashes == 8``.
         """
+        key = _keyed.master_key(secret_key)
         layout = calc.check_layout(layout)
         num_bits = calc.check_capacity(num_bits, "num_bits")
         if isinstance(num_hashes, bool) or not hasattr(num_hashes, "__index__"):
@@ -104,6 +119,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         error_rate = min(max(error_rate, 5e-324), 1.0 - 2**-53)
         instance = cls.__new__(cls)
         _core.BloomCore.__init__(instance, num_bits, num_hashes, calc.check_seed(seed), capacity, error_rate, layout)
+        _keyed.apply(instance, key)
         return instance
 
     # Cells in use, for FillEstimates.

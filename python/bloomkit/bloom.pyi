@@ -25,11 +25,18 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         *,
         seed: int = 0,
         layout: _Layout | None = None,
+        secret_key: bytes | None = None,
         hashing: Literal["bloomkit"] = "bloomkit",
     ) -> None: ...
     @classmethod
     def from_params(
-        cls, num_bits: int, num_hashes: int, *, seed: int = 0, layout: _Layout = "classic"
+        cls,
+        num_bits: int,
+        num_hashes: int,
+        *,
+        seed: int = 0,
+        layout: _Layout = "classic",
+        secret_key: bytes | None = None,
     ) -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...

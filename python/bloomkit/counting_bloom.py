@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _core, calc
+from . import _core, _keyed, calc
 from ._algebra import UnionMixin
 from ._base import FilterBase, register
 from ._fill import FillEstimates
@@ -76,7 +76,8 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
 
     _core_class = _core.CountingBloomCore
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4):
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4, secret_key=None):
+        key = _keyed.master_key(secret_key)
         params = calc.bloom_params(capacity, error_rate, "classic")
         _core.CountingBloomCore.__init__(
             self,
@@ -87,6 +88,7 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
             float(error_rate),
             check_counter_bits(counter_bits),
         )
+        _keyed.apply(self, key)
 
     # Cells in use, for FillEstimates: a counter above zero is a set bit.
     _occupied = _core.CountingBloomCore._nonzero_counters

@@ -15,7 +15,15 @@ COUNTER_WIDTHS: tuple[int, ...]
 def check_counter_bits(counter_bits: SupportsIndex) -> int: ...
 
 class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _core.CountingBloomCore):
-    def __init__(self, capacity: _Count, error_rate: float = 0.01, *, seed: int = 0, counter_bits: int = 4) -> None: ...
+    def __init__(
+        self,
+        capacity: _Count,
+        error_rate: float = 0.01,
+        *,
+        seed: int = 0,
+        counter_bits: int = 4,
+        secret_key: bytes | None = None,
+    ) -> None: ...
     @property
     def _occupied(self) -> int: ...
     def to_bloom(self) -> BloomFilter: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batch, _core, calc
+from . import _batch, _core, _keyed, calc
 from ._base import FilterBase, register
 from ._removal import RemovalMixin
 
@@ -86,7 +86,18 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
 
     _core_class = _core.CuckooCore
 
-    def __init__(self, capacity, error_rate=None, *, fingerprint_bits=None, bucket_size=4, seed=0, auto_grow=False):
+    def __init__(
+        self,
+        capacity,
+        error_rate=None,
+        *,
+        fingerprint_bits=None,
+        bucket_size=4,
+        seed=0,
+        auto_grow=False,
+        secret_key=None,
+    ):
+        key = _keyed.master_key(secret_key)
         if not isinstance(auto_grow, bool):
             raise TypeError(f"auto_grow must be True or False, got {type(auto_grow).__name__}")
         if error_rate is None and fingerprint_bits is None:
@@ -109,6 +120,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
             rate,
             auto_grow,
         )
+        _keyed.apply(self, key)
 
     # -- batches ---------------------------------------------------------
     def add_many(self, keys) -> np.ndarray:

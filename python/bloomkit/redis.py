@@ -141,6 +141,10 @@ class RedisBloomFilter:
         """
         if not isinstance(filter, BloomFilter):
             raise TypeError(f"from_local needs a bloomkit.BloomFilter, got {type(filter).__name__}")
+        if filter.keyed:
+            # Clients hash without a key: a keyed filter's bits would sit where
+            # no client looks (every lookup a false negative).
+            raise ValueError("from_local needs an unkeyed BloomFilter: RedisBloomFilter has no secret_key")
         _check_client(client)
         instance = cls.__new__(cls)
         instance._client = client
@@ -229,7 +233,9 @@ class RedisBloomFilter:
     capacity = property(lambda self: self._geometry.capacity, doc="Keys the filter was sized for.")
     error_rate = property(lambda self: self._geometry.error_rate, doc="False-positive rate asked for at capacity.")
     layout = property(lambda self: self._geometry.layout, doc="Bloom layout (where a key's bits are).")
-    nbytes = property(lambda self: 8 * -(-self._geometry.num_bits // 64), doc="Bytes of bits stored in Redis (when full length).")
+    nbytes = property(
+        lambda self: 8 * -(-self._geometry.num_bits // 64), doc="Bytes of bits stored in Redis (when full length)."
+    )
 
     @property
     def shard_keys(self) -> list:
@@ -414,7 +420,9 @@ def _sized_geometry(capacity, error_rate, seed: int, layout, num_hashes) -> _Geo
     # <=> m >= -k n / ln(1 - p^(1/k)), the classic layout's model (calc).
     num_bits = math.ceil(-k * n / math.log1p(-(p ** (1 / k))))
     if not 0 < num_bits < 2**63:
-        raise ValueError(f"capacity {n:,} at error_rate {p!r} with {k} hashes needs {num_bits:,} bits; at most 2**63 - 1")
+        raise ValueError(
+            f"capacity {n:,} at error_rate {p!r} with {k} hashes needs {num_bits:,} bits; at most 2**63 - 1"
+        )
     return _Geometry(num_bits, k, seed, n, float(p), "classic")
 
 

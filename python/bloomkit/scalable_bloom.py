@@ -6,7 +6,7 @@ import math
 import numbers
 from typing import NamedTuple
 
-from . import _core, calc
+from . import _core, _keyed, calc
 from ._base import FilterBase, register
 
 __all__ = ["ScalableBloomFilter", "SliceInfo"]
@@ -91,7 +91,10 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     _core_class = _core.ScalableBloomCore
     _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
-    def __init__(self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0, layout=None):
+    def __init__(
+        self, initial_capacity=1000, error_rate=0.01, *, growth=2, tightening=0.85, seed=0, layout=None, secret_key=None
+    ):
+        key = _keyed.master_key(secret_key)
         initial_capacity = calc.check_capacity(initial_capacity, "initial_capacity")
         error_rate = calc.check_error_rate(error_rate)
         tightening = calc.check_error_rate(tightening, "tightening")
@@ -99,6 +102,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         _core.ScalableBloomCore.__init__(
             self, initial_capacity, error_rate, check_growth(growth), tightening, calc.check_seed(seed), layout
         )
+        _keyed.apply(self, key)
 
     # -- estimates -------------------------------------------------------
     @property

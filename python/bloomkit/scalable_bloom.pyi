@@ -27,6 +27,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         tightening: float = 0.85,
         seed: int = 0,
         layout: _Layout | None = None,
+        secret_key: bytes | None = None,
     ) -> None: ...
     @property
     def slices(self) -> list[SliceInfo]: ...

@@ -27,16 +27,19 @@ Loader loader() {
     return [](const std::vector<uint8_t>& data) { (void)Filter::deserialize(data.data(), data.size()); };
 }
 
+// The frame of `filter` after adding `count` distinct keys of `stream`.
+template <class Filter>
+std::vector<uint8_t> filled_frame(Filter filter, size_t count, uint64_t stream) {
+    filter.add_many(as_keys(distinct_keys(count, stream)), nullptr);
+    return filter.serialize();
+}
+
 std::vector<uint8_t> bloom_frame() {
-    BloomFilter f(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3));
-    f.add_many(as_keys(distinct_keys(150, 1)), nullptr);
-    return f.serialize();
+    return filled_frame(BloomFilter(bloom_geometry_at_most(Layout::Classic, 200, 0.01, 3)), 150, 1);
 }
 
 std::vector<uint8_t> counting_frame() {
-    CountingBloomFilter f(bloom_geometry_at_most(Layout::Classic, 100, 0.01, 3), 4);
-    f.add_many(as_keys(distinct_keys(80, 2)), nullptr);
-    return f.serialize();
+    return filled_frame(CountingBloomFilter(bloom_geometry_at_most(Layout::Classic, 100, 0.01, 3), 4), 80, 2);
 }
 
 std::vector<uint8_t> scalable_frame() {
@@ -46,9 +49,7 @@ std::vector<uint8_t> scalable_frame() {
     p.growth = 2;
     p.tightening = 0.5;
     p.seed = 1;
-    ScalableBloomFilter f(p);
-    f.add_many(as_keys(distinct_keys(100, 3)), nullptr);
-    return f.serialize();
+    return filled_frame(ScalableBloomFilter(p), 100, 3);
 }
 
 std::vector<uint8_t> cuckoo_frame() {
@@ -59,9 +60,7 @@ std::vector<uint8_t> cuckoo_frame() {
     g.seed = 2;
     g.capacity = 50;
     g.error_rate = 0.05;
-    CuckooFilter f(g);
-    f.add_many(as_keys(distinct_keys(40, 4)), nullptr);
-    return f.serialize();
+    return filled_frame(CuckooFilter(g), 40, 4);
 }
 
 // Every single-bit flip, every truncation and a few extensions of `frame` must throw FormatError.
@@ -172,4 +171,24 @@ TEST_CASE("the streamed frame checksum equals MurmurHash3 of the whole, however 
     uint64_t stored = 0;
     for (int i = 0; i < 8; ++i) stored |= uint64_t(frame[body + static_cast<size_t>(i)]) << (8 * i);
     CHECK(stored == whole);
+}
+
+TEST_CASE("keyed frames: flag and key check round-trip, every corruption is rejected") {
+    const BloomFilter f = BloomFilter::deserialize(bloom_frame().data(), bloom_frame().size());
+    const Hash128 check{0x1122334455667788ULL, 0x99aabbccddeeff00ULL};
+    const std::vector<uint8_t> keyed = frame_bytes(f, &check);
+    const std::vector<uint8_t> plain = f.serialize();
+    REQUIRE(keyed.size() == plain.size() + 64);  // 16 more params bytes, padded to the next 64
+    CHECK((keyed[11] & 0x80) != 0);              // bit 15 of the type tag
+    const Frame frame = parse_frame(keyed.data(), keyed.size(), FilterType::Bloom);
+    CHECK(frame.keyed);
+    CHECK(frame.key_check.h1 == check.h1);
+    CHECK(frame.key_check.h2 == check.h2);
+    CHECK(BloomFilter::deserialize(keyed.data(), keyed.size()) == f);
+    Hash128 read{0, 0};
+    CHECK(frame_key_check(keyed.data(), keyed.size(), read));
+    CHECK(read.h2 == check.h2);
+    CHECK_FALSE(frame_key_check(plain.data(), plain.size(), read));
+    CHECK(peek_type(keyed.data(), keyed.size()) == FilterType::Bloom);
+    check_rejects_corruption(keyed, loader<BloomFilter>());
 }

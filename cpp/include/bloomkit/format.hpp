@@ -3,7 +3,7 @@
 //   offset  size  field
 //        0     8  magic "\x89BKF\r\n\x1a\n"
 //        8     2  format version (u16: 2 is written, 1 and 2 are read)
-//       10     2  type tag (u16, FilterType)
+//       10     2  type tag (u16, FilterType; bit 15 set = keyed frame)
 //       12     4  params length P (u32, at most kMaxParamsLength)
 //       16     8  payload length L (u64)
 //       24     P  params  (type-specific, little-endian fields)
@@ -11,6 +11,11 @@
 //                 (Z = (-(24+P)) mod 64); version 1: none (Z = 0)
 //   24+P+Z     L  payload (type-specific)
 // 24+P+Z+L     8  checksum: low 64 bits of MurmurHash3_x64_128(bytes [0, 24+P+Z+L), kChecksumSeed)
+//
+// A keyed frame (a filter built with secret_key=, docs/RELIABILITY.md) has
+// bit 15 of the type tag set and its params start with a 16-byte key check
+// (KeyHashing::key_check, keys.hpp); the type's own params follow. Readers
+// older than the flag reject such a frame as an unknown type.
 //
 // All integers are little-endian. A frame is exactly 32 + P + Z + L bytes
 // long; anything else is rejected. Version 2 starts the payload at a 64-byte
@@ -77,6 +82,8 @@ constexpr size_t kPayloadAlignment = 64;
 constexpr size_t kChecksumSize = 8;
 constexpr uint32_t kMaxParamsLength = 4096;
 constexpr uint32_t kChecksumSeed = 0x424b4631;  // "BKF1"
+constexpr uint16_t kKeyedFlag = 0x8000;         // type tag bit of a keyed frame
+constexpr size_t kKeyCheckSize = 16;
 
 // Bytes of zero padding between the params and the payload.
 inline size_t payload_padding(uint16_t version, size_t params_length) {
@@ -92,6 +99,11 @@ class FrameSink {
   public:
     virtual ~FrameSink() = default;
     virtual void write(const uint8_t* data, size_t len) = 0;
+    // Set by the owner of a keyed filter before it serializes into this
+    // sink: write_frame() then writes a keyed frame with this key check.
+    // The filter cores know nothing of keys (keys are hashed before they
+    // reach a core), so the key check travels with the sink.
+    const Hash128* key_check = nullptr;
 };
 
 // Appends to a byte vector.
@@ -283,15 +295,21 @@ class ByteReader {
 // Everything a frame holds before its payload: header, params, padding to
 // the aligned payload offset. write_frame streams it; a file-backed filter
 // (mapped_file.hpp) writes it and then only sizes the file for the payload.
+// `key_check` is null for an unkeyed filter.
 inline void write_frame_prefix(ByteWriter& w, FilterType type, const std::vector<uint8_t>& params,
-                               uint64_t payload_length) {
+                               uint64_t payload_length, const Hash128* key_check = nullptr) {
+    const size_t params_length = params.size() + (key_check != nullptr ? kKeyCheckSize : 0);
     w.bytes(kMagic, sizeof kMagic);
     w.u16(kFormatVersion);
-    w.u16(static_cast<uint16_t>(type));
-    w.u32(static_cast<uint32_t>(params.size()));
+    w.u16(static_cast<uint16_t>(static_cast<uint16_t>(type) | (key_check != nullptr ? kKeyedFlag : 0)));
+    w.u32(static_cast<uint32_t>(params_length));
     w.u64(payload_length);
+    if (key_check != nullptr) {
+        w.u64(key_check->h1);
+        w.u64(key_check->h2);
+    }
     w.bytes(params.data(), params.size());
-    w.zeros(payload_padding(kFormatVersion, params.size()));
+    w.zeros(payload_padding(kFormatVersion, params_length));
 }
 
 // Streams a complete frame to `sink`: header, params and payload pass
@@ -317,7 +335,7 @@ void write_frame(FrameSink& sink, FilterType type, uint64_t payload_length, Writ
     } checked(sink);
     {
         ByteWriter w(checked);
-        write_frame_prefix(w, type, params, payload_length);
+        write_frame_prefix(w, type, params, payload_length, sink.key_check);
         const uint64_t payload_start = w.size();
         write_payload(w);
         if (w.size() - payload_start != payload_length)
@@ -332,12 +350,14 @@ void write_frame(FrameSink& sink, FilterType type, uint64_t payload_length, Writ
 // The whole frame of any core (which provides serialize_to(FrameSink&)) as
 // a byte vector, sized by a dry run first so it is allocated once.
 template <class Core>
-std::vector<uint8_t> frame_bytes(const Core& core) {
+std::vector<uint8_t> frame_bytes(const Core& core, const Hash128* key_check = nullptr) {
     CountingSink size;
+    size.key_check = key_check;
     core.serialize_to(size);
     std::vector<uint8_t> out;
     out.reserve(size.count());
     VectorSink sink(out);
+    sink.key_check = key_check;
     core.serialize_to(sink);
     return out;
 }
@@ -346,55 +366,75 @@ std::vector<uint8_t> frame_bytes(const Core& core) {
 struct Frame {
     uint16_t version;
     FilterType type;
-    const uint8_t* params;
+    bool keyed;
+    Hash128 key_check;      // keyed frames only
+    const uint8_t* params;  // the type's params (after the key check)
     size_t params_length;
     const uint8_t* payload;
     size_t payload_length;
 };
 
-namespace detail {
-inline void check_magic_version_tag(const uint8_t* data) {
-    if (std::memcmp(data, kMagic, sizeof kMagic) != 0) throw FormatError("not a bloomkit filter: bad magic bytes");
-    ByteReader r(data + 8, 4);
-    const uint16_t version = r.u16("format version");
-    if (version < kOldestFormatVersion || version > kFormatVersion)
-        throw FormatError("unsupported format version " + std::to_string(version) + " (this bloomkit reads versions " +
-                          std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
-    const uint16_t tag = r.u16("type tag");
-    if (tag < 1 || tag > 4) throw FormatError("unknown filter type tag " + std::to_string(tag));
-}
-}  // namespace detail
+// What a frame's 24-byte header declares, checked on its own: magic,
+// version, type tag, the params limit, and that the whole frame length fits
+// in 64 bits. The one header parser: a file reader validates the header
+// before reading (or allocating for) the rest, and parse_frame() starts here.
+struct FrameHeader {
+    uint16_t version;
+    FilterType type;
+    bool keyed;
+    uint32_t params_length;  // including a keyed frame's key check
+    uint64_t payload_length;
+    size_t padding;
+    uint64_t frame_length;  // header + params + padding + payload + checksum
+};
 
-// Reads just the type tag after checking magic and version; used to dispatch
+inline FrameHeader parse_header(const uint8_t* data, size_t len) {
+    if (len < kHeaderSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+                          std::to_string(kHeaderSize) + "-byte header");
+    if (std::memcmp(data, kMagic, sizeof kMagic) != 0) throw FormatError("not a bloomkit filter: bad magic bytes");
+    ByteReader r(data + 8, kHeaderSize - 8);
+    FrameHeader h;
+    h.version = r.u16("format version");
+    if (h.version < kOldestFormatVersion || h.version > kFormatVersion)
+        throw FormatError("unsupported format version " + std::to_string(h.version) +
+                          " (this bloomkit reads versions " + std::to_string(kOldestFormatVersion) + " to " +
+                          std::to_string(kFormatVersion) + ")");
+    const uint16_t raw_tag = r.u16("type tag");
+    h.keyed = (raw_tag & kKeyedFlag) != 0;
+    const uint16_t tag = raw_tag & static_cast<uint16_t>(~kKeyedFlag);
+    // Keyed frames exist from version 2 on.
+    if (tag < 1 || tag > 4 || (h.keyed && h.version < 2))
+        throw FormatError("unknown filter type tag " + std::to_string(raw_tag));
+    h.type = static_cast<FilterType>(tag);
+    h.params_length = r.u32("params length");
+    h.payload_length = r.u64("payload length");
+    if (h.params_length > kMaxParamsLength)
+        throw FormatError("params length " + std::to_string(h.params_length) + " exceeds the maximum " +
+                          std::to_string(kMaxParamsLength));
+    if (h.keyed && h.params_length < kKeyCheckSize)
+        throw FormatError("keyed frame has " + std::to_string(h.params_length) + " params bytes, fewer than its " +
+                          std::to_string(kKeyCheckSize) + "-byte key check");
+    h.padding = payload_padding(h.version, h.params_length);
+    const uint64_t fixed = kHeaderSize + h.params_length + h.padding + kChecksumSize;
+    if (h.payload_length > ~uint64_t(0) - fixed)
+        throw FormatError("payload length " + std::to_string(h.payload_length) + " is impossibly large");
+    h.frame_length = fixed + h.payload_length;
+    return h;
+}
+
+// Reads just the type after checking the header; used to dispatch
 // bloomkit.load() before the full validation done by parse_frame().
 inline FilterType peek_type(const uint8_t* data, size_t len) {
     if (len < kHeaderSize + kChecksumSize)
         throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
                           std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
-    detail::check_magic_version_tag(data);
-    return static_cast<FilterType>(detail::load_le64(data + 8) >> 16 & 0xffff);
+    return parse_header(data, len).type;
 }
 
-// The whole frame length (header + params + payload + checksum) that a
-// 24-byte header declares, after checking magic, version, type tag and the
-// params limit, and that the sum fits in 64 bits. Lets a file reader
-// validate the first 24 bytes before reading (or allocating for) the rest.
+// The whole frame length a 24-byte header declares (parse_header()).
 inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
-    if (len < kHeaderSize)
-        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
-                          std::to_string(kHeaderSize) + "-byte header");
-    detail::check_magic_version_tag(header);
-    ByteReader r(header + 12, 12);
-    const uint32_t params_length = r.u32("params length");
-    const uint64_t payload_length = r.u64("payload length");
-    if (params_length > kMaxParamsLength)
-        throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
-                          std::to_string(kMaxParamsLength));
-    const uint16_t version = static_cast<uint16_t>(header[8] | (header[9] << 8));
-    const uint64_t fixed = kHeaderSize + params_length + payload_padding(version, params_length) + kChecksumSize;
-    if (payload_length > ~uint64_t(0) - fixed)
-        throw FormatError("payload length " + std::to_string(payload_length) + " is impossibly large");
-    return fixed + payload_length;
+    return parse_header(header, len).frame_length;
 }
 
 // Whether parse_frame checks the checksum. Skipping it is for mapped files
@@ -408,26 +448,35 @@ inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, C
     if (type != expected)
         throw FormatError(std::string("data holds a ") + filter_type_name(type) + ", not a " +
                           filter_type_name(expected));
-    ByteReader r(data + 12, 12);
-    const uint32_t params_length = r.u32("params length");
-    const uint64_t payload_length = r.u64("payload length");
-    if (params_length > kMaxParamsLength)
-        throw FormatError("params length " + std::to_string(params_length) + " exceeds the maximum " +
-                          std::to_string(kMaxParamsLength));
-    const uint16_t version = static_cast<uint16_t>(data[8] | (data[9] << 8));
-    const size_t padding = payload_padding(version, params_length);
-    const uint64_t body = len - kHeaderSize - kChecksumSize;  // len >= 32 checked by peek_type
-    if (uint64_t(params_length) + padding > body || payload_length != body - params_length - padding)
-        throw FormatError("frame lengths (params " + std::to_string(params_length) + ", payload " +
-                          std::to_string(payload_length) + ") do not match the " + std::to_string(len) +
+    const FrameHeader h = parse_header(data, len);
+    if (h.frame_length != len)
+        throw FormatError("frame lengths (params " + std::to_string(h.params_length) + ", payload " +
+                          std::to_string(h.payload_length) + ") do not match the " + std::to_string(len) +
                           "-byte buffer (truncated or extended data)");
     const uint64_t stored = detail::load_le64(data + len - kChecksumSize);
     if (checksum == Checksum::Verify && stored != frame_checksum(data, len - kChecksumSize))
         throw FormatError("checksum mismatch: the data is corrupt");
-    const uint8_t* pad = data + kHeaderSize + params_length;
-    for (size_t i = 0; i < padding; ++i)
+    const uint8_t* pad = data + kHeaderSize + h.params_length;
+    for (size_t i = 0; i < h.padding; ++i)
         if (pad[i] != 0) throw FormatError("padding before the payload is not zero");
-    return Frame{version, type, data + kHeaderSize, params_length, pad + padding, static_cast<size_t>(payload_length)};
+    Frame frame{h.version,          h.type,          h.keyed,         {0, 0},
+                data + kHeaderSize, h.params_length, pad + h.padding, static_cast<size_t>(h.payload_length)};
+    if (h.keyed) {
+        frame.key_check = {detail::load_le64(frame.params), detail::load_le64(frame.params + 8)};
+        frame.params += kKeyCheckSize;
+        frame.params_length -= kKeyCheckSize;
+    }
+    return frame;
+}
+
+// The key check of a frame that parse_frame() has accepted, or false for an
+// unkeyed frame (the bindings compare it with the caller's secret key).
+inline bool frame_key_check(const uint8_t* data, size_t len, Hash128& out) {
+    const FrameHeader h = parse_header(data, len);
+    if (!h.keyed) return false;
+    if (len < kHeaderSize + kKeyCheckSize) throw FormatError("truncated data while reading key check");
+    out = {detail::load_le64(data + kHeaderSize), detail::load_le64(data + kHeaderSize + 8)};
+    return true;
 }
 
 // Shared parameter checks for deserialization, with messages that say what

@@ -7,6 +7,14 @@
 //     Hash128 hash(size_t i, uint32_t seed) const;
 // The bindings build one from a NumPy array, an Arrow buffer pair or (already
 // hashed) a list of Python objects; the filters are templates over it.
+//
+// Sources that read canonical key bytes also have
+//     template <class Hasher> Hash128 hash_with(size_t i, const Hasher&) const;
+// where a Hasher (Murmur3Hasher, SipHasher) turns canonical bytes or a
+// canonical 8-byte integer into a digest; hash(i, seed) is
+// hash_with(i, Murmur3Hasher{seed}). A keyed filter's batches reach the
+// filter through KeyHashing::visit_source(), which hashes them with SipHash
+// a block at a time, so the filters' loops are the same for both.
 #pragma once
 
 #include <algorithm>
@@ -21,8 +29,23 @@
 #include <vector>
 
 #include "hash.hpp"
+#include "siphash.hpp"
 
 namespace bloomkit {
+
+// The unkeyed hash: MurmurHash3_x64_128 under a public 32-bit seed.
+struct Murmur3Hasher {
+    uint32_t seed;
+    Hash128 bytes(const uint8_t* data, size_t len) const { return murmur3_x64_128(data, len, seed); }
+    Hash128 integer(uint64_t value) const { return murmur3_x64_128_u64(value, seed); }
+};
+
+// The keyed hash: SipHash-2-4-128 under a secret 128-bit key (siphash.hpp).
+struct SipHasher {
+    SipKey key;
+    Hash128 bytes(const uint8_t* data, size_t len) const { return siphash24_128(key, data, len); }
+    Hash128 integer(uint64_t value) const { return siphash24_128_u64(key, value); }
+};
 
 // A strided array of integers of any width; each element is the integer key
 // `value mod 2^64` (signed values are sign-extended first, which is exactly
@@ -44,7 +67,11 @@ class IntegerKeys {
         return static_cast<uint64_t>(static_cast<Wide>(v));
     }
 
-    Hash128 hash(size_t i, uint32_t seed) const { return murmur3_x64_128_u64(value(i), seed); }
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
+        return hasher.integer(value(i));
+    }
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
   private:
     const uint8_t* base_;
@@ -81,13 +108,15 @@ class FixedWidthKeys {
         : base_(base), count_(count), stride_(stride_bytes), itemsize_(itemsize), strip_(strip_trailing_nul) {}
 
     size_t size() const { return count_; }
-    Hash128 hash(size_t i, uint32_t seed) const {
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
         const uint8_t* item = base_ + static_cast<ptrdiff_t>(i) * stride_;
         size_t len = itemsize_;
         if (strip_)
             while (len > 0 && item[len - 1] == 0) --len;
-        return murmur3_x64_128(item, len, seed);
+        return hasher.bytes(item, len);
     }
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
   private:
     const uint8_t* base_;
@@ -134,7 +163,9 @@ class Utf32Keys {
         return count_;
     }
 
-    Hash128 hash(size_t i, uint32_t seed) const {
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
         const size_t len = length(i);
         uint8_t* out = scratch_.data();
         size_t c = 0;
@@ -169,7 +200,7 @@ class Utf32Keys {
                 *out++ = static_cast<uint8_t>(0x80 | (cp & 0x3F));
             }
         }
-        return murmur3_x64_128(scratch_.data(), static_cast<size_t>(out - scratch_.data()), seed);
+        return hasher.bytes(scratch_.data(), static_cast<size_t>(out - scratch_.data()));
     }
 
   private:
@@ -212,10 +243,12 @@ class OffsetKeys {
         : data_(data), offsets_(offsets), count_(count) {}
 
     size_t size() const { return count_; }
-    Hash128 hash(size_t i, uint32_t seed) const {
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
         const Offset begin = offsets_[i];
-        return murmur3_x64_128(data_ + begin, static_cast<size_t>(offsets_[i + 1] - begin), seed);
+        return hasher.bytes(data_ + begin, static_cast<size_t>(offsets_[i + 1] - begin));
     }
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
   private:
     const uint8_t* data_;
@@ -254,10 +287,11 @@ class ViewKeys {
         return count_;
     }
 
-    Hash128 hash(size_t i, uint32_t seed) const {
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
         const int32_t len = field(i, 0);
-        if (len >= 0 && len <= kInlineMax)
-            return murmur3_x64_128(views_ + i * kViewBytes + 4, static_cast<size_t>(len), seed);
+        if (len >= 0 && len <= kInlineMax) return hasher.bytes(views_ + i * kViewBytes + 4, static_cast<size_t>(len));
         // Checked again at use (cheap next to hashing): views in writable
         // memory changed after first_invalid() must not read out of bounds;
         // such a view hashes as the empty key.
@@ -265,8 +299,8 @@ class ViewKeys {
         const int32_t offset = field(i, 12);
         if (len < 0 || index < 0 || static_cast<size_t>(index) >= num_buffers_ || offset < 0 ||
             static_cast<uint64_t>(offset) + static_cast<uint64_t>(len) > sizes_[index])
-            return murmur3_x64_128(views_, 0, seed);
-        return murmur3_x64_128(buffers_[index] + offset, static_cast<size_t>(len), seed);
+            return hasher.bytes(views_, 0);
+        return hasher.bytes(buffers_[index] + offset, static_cast<size_t>(len));
     }
 
   private:
@@ -324,6 +358,76 @@ class BlockDigestKeys {
     mutable uint32_t seed_ = 0;
 };
 
+// How a filter turns keys into digests: MurmurHash3 under its public seed,
+// or, for a filter built with a secret key, SipHash-2-4-128 under a key
+// derived from the secret and the seed (docs/RELIABILITY.md, "Keyed
+// hashing"). Both hash the same canonical key bytes, so every key-semantics
+// rule (5 == 5.0, NaN, datetime units, row keys) holds for both.
+//
+// The bindings hold one per filter and hash every key through it: single
+// keys with bytes()/integer() (one branch per call, next to a Python call),
+// batches with visit_source(), which decides once per batch.
+class KeyHashing {
+  public:
+    // Keyed digests per block of a batch: 16 KiB of digests stays in L1/L2.
+    static constexpr size_t kKeyedBlock = 1024;
+
+    explicit KeyHashing(uint32_t seed) : seed_(seed) {}
+    // `secret` is the 128-bit master key (derived from the user's
+    // secret_key bytes by the Python layer, bloomkit/_keyed.py).
+    KeyHashing(uint32_t seed, const SipKey& secret)
+        : seed_(seed), keyed_(true), secret_(secret), sip_{seed_key(secret, seed)} {}
+
+    uint32_t seed() const { return seed_; }
+    bool keyed() const { return keyed_; }
+    const SipHasher& sip() const { return sip_; }
+
+    // The 16 bytes stored in a keyed frame in place of the key: a PRF
+    // output on a fixed label, which identifies the key (two keys share a
+    // check with probability 2**-128) without revealing it.
+    Hash128 key_check() const { return key_check(secret_); }
+    static Hash128 key_check(const SipKey& secret) {
+        static const char kLabel[] = "bloomkit key check";
+        return siphash24_128(secret, kLabel, sizeof kLabel - 1);
+    }
+
+    // The SipHash key of a filter with seed `seed`: filters with equal
+    // secrets and different seeds hash independently, as unkeyed ones do.
+    static SipKey seed_key(const SipKey& secret, uint32_t seed) {
+        uint8_t message[17] = {'b', 'l', 'o', 'o', 'm', 'k', 'i', 't', ' ', 's', 'e', 'e', 'd', 0, 0, 0, 0};
+        for (int b = 0; b < 4; ++b) message[13 + b] = static_cast<uint8_t>(seed >> (8 * b));
+        const Hash128 h = siphash24_128(secret, message, sizeof message);
+        return {h.h1, h.h2};
+    }
+
+    Hash128 bytes(const uint8_t* data, size_t len) const {
+        return keyed_ ? sip_.bytes(data, len) : murmur3_x64_128(data, len, seed_);
+    }
+    Hash128 integer(uint64_t value) const { return keyed_ ? sip_.integer(value) : murmur3_x64_128_u64(value, seed_); }
+
+    // Calls f(source) for an unkeyed filter; for a keyed one, f(a
+    // BlockDigestKeys that hashes `keys` with SipHash a block at a time).
+    // The filters' batch loops are thus instantiated once per source type,
+    // and the unkeyed path is exactly what it was.
+    template <class Keys, class F>
+    void visit_source(Keys keys, F&& f) const {
+        if (!keyed_) return f(keys);
+        const SipHasher sip = sip_;
+        f(BlockDigestKeys(
+            keys.size(),
+            [keys = std::move(keys), sip](size_t first, size_t count, uint32_t, Hash128* out) {
+                for (size_t j = 0; j < count; ++j) out[j] = keys.hash_with(first + j, sip);
+            },
+            kKeyedBlock));
+    }
+
+  private:
+    uint32_t seed_;
+    bool keyed_ = false;
+    SipKey secret_{0, 0};
+    SipHasher sip_{{0, 0}};
+};
+
 // Floating-point keys, one canonical 8-byte value per number (docs/decisions.md):
 // a float equal to an integer in [-2**63, 2**64) is that integer's key
 // (5.0 is 5, -0.0 is 0), as in Python where 5.0 == 5 and hash(5.0) == hash(5);
@@ -357,7 +461,11 @@ class FloatKeys {
         std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
         return static_cast<double>(v);
     }
-    Hash128 hash(size_t i, uint32_t seed) const { return murmur3_x64_128_u64(canonical_float(value(i)), seed); }
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
+        return hasher.integer(canonical_float(value(i)));
+    }
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
   private:
     const uint8_t* base_;
@@ -393,10 +501,12 @@ class NanosecondKeys {
         }
         return count_;
     }
-    Hash128 hash(size_t i, uint32_t seed) const {
+    template <class Hasher>
+    Hash128 hash_with(size_t i, const Hasher& hasher) const {
         const int64_t v = raw(i);
-        return murmur3_x64_128_u64(static_cast<uint64_t>(v == kNaT ? v : v * scale_), seed);
+        return hasher.integer(static_cast<uint64_t>(v == kNaT ? v : v * scale_));
     }
+    Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
   private:
     const uint8_t* base_;

@@ -179,6 +179,12 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
     throw std::runtime_error("file-backed filters need a little-endian host (the payload is little-endian words)");
 #endif
     const Frame frame = parse_frame(file->data(), static_cast<size_t>(file->size()), FilterType::Bloom, checksum);
+    // Keys are hashed by the bindings, which map no keyed filters: mapped
+    // without its key, a keyed filter would answer every query wrongly.
+    if (frame.keyed)
+        throw FormatError(
+            "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
+            "file-backed filter; use bloomkit.load(path, secret_key=...)");
     const BloomGeometry geometry = BloomFilter::read_params(frame);
     const uint64_t words = BitArray::words_for(geometry.num_bits);
     if (frame.payload_length != words * sizeof(uint64_t))

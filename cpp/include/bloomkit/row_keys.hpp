@@ -6,7 +6,8 @@
 // row's key is the 16*C bytes
 //     h1(col 0) h2(col 0) h1(col 1) h2(col 1) ... h2(col C-1)
 // (each half 8 bytes little-endian), and the row's digest is
-// murmur3_x64_128(those bytes, s). Equal rows (equal keys column by column)
+// murmur3_x64_128(those bytes, s); for a keyed filter both the column
+// digests and the row digest are its SipHash (keys.hpp, KeyHashing). Equal rows (equal keys column by column)
 // are equal row keys; column order matters; two different rows share a
 // digest only if MurmurHash3 collides (about 2**-128 per pair).
 //
@@ -60,7 +61,11 @@ std::unique_ptr<ColumnDigests> make_column(Keys keys) {
 
 class RowKeys {
   public:
-    explicit RowKeys(std::vector<std::unique_ptr<ColumnDigests>> columns) : columns_(std::move(columns)) {
+    // `keyed`: the filter's keyed hashing, whose columns the caller has
+    // already wrapped (KeyHashing::visit_source); null for MurmurHash3.
+    explicit RowKeys(std::vector<std::unique_ptr<ColumnDigests>> columns, const KeyHashing* keyed = nullptr)
+        : columns_(std::move(columns)), keyed_(keyed != nullptr && keyed->keyed()) {
+        if (keyed_) sip_ = keyed->sip();
         if (columns_.empty()) throw std::invalid_argument("a row key needs at least one column");
         rows_ = columns_.front()->size();
         for (const auto& column : columns_)
@@ -84,6 +89,18 @@ class RowKeys {
         filled_ = 0;
         for (size_t c = 0; c < width; ++c) columns_[c]->hash_range(i, count, seed, column_digests_.data() + c, width);
         row_bytes_.resize(16 * width);
+        // One decision per block of rows, not per row.
+        if (keyed_)
+            hash_rows(count, width, sip_);
+        else
+            hash_rows(count, width, Murmur3Hasher{seed});
+        first_ = i;
+        filled_ = count;
+        seed_ = seed;
+    }
+
+    template <class Hasher>
+    void hash_rows(size_t count, size_t width, const Hasher& hasher) const {
         for (size_t j = 0; j < count; ++j) {
             uint8_t* out = row_bytes_.data();
             for (size_t c = 0; c < width; ++c) {
@@ -92,11 +109,8 @@ class RowKeys {
                 put_le64(out + 8, d.h2);
                 out += 16;
             }
-            row_digests_[j] = murmur3_x64_128(row_bytes_.data(), row_bytes_.size(), seed);
+            row_digests_[j] = hasher.bytes(row_bytes_.data(), row_bytes_.size());
         }
-        first_ = i;
-        filled_ = count;
-        seed_ = seed;
     }
 
     static void put_le64(uint8_t* out, uint64_t v) {
@@ -104,6 +118,8 @@ class RowKeys {
     }
 
     std::vector<std::unique_ptr<ColumnDigests>> columns_;
+    bool keyed_;
+    SipHasher sip_{{0, 0}};
     size_t rows_ = 0;
     mutable std::vector<Hash128> column_digests_;
     mutable std::vector<Hash128> row_digests_;

@@ -113,6 +113,16 @@ class WordStorage {
         return s;
     }
 
+    // Words inside a block of private memory that `block` owns (a file read
+    // whole into one buffer: bloomkit.load keeps the payload where it was
+    // read instead of copying it). Counts as owned: only this process writes
+    // it and it lives as long as this storage.
+    static WordStorage adopt(uint64_t* words, uint64_t num_words, std::shared_ptr<void> block) {
+        WordStorage s = borrow(words, num_words, std::move(block), StorageAccess::Private);
+        s.adopted_ = true;
+        return s;
+    }
+
     // Copies are always owned and private (a copy of a mapped filter is an
     // ordinary one).
     WordStorage(const WordStorage& other) : WordStorage(other.size_) {
@@ -133,7 +143,7 @@ class WordStorage {
     const uint64_t& back() const { return data_[size_ - 1]; }
     uint64_t* data() { return data_; }
     const uint64_t* data() const { return data_; }
-    bool owned() const { return data_ == nullptr || owned_ != nullptr; }
+    bool owned() const { return data_ == nullptr || owned_ != nullptr || adopted_; }
     StorageAccess access() const { return access_; }
     uint64_t* begin() { return data_; }
     uint64_t* end() { return data_ + size_; }
@@ -154,6 +164,7 @@ class WordStorage {
         std::swap(owned_, other.owned_);
         std::swap(keep_alive_, other.keep_alive_);
         std::swap(access_, other.access_);
+        std::swap(adopted_, other.adopted_);
     }
 
     uint64_t* data_ = nullptr;
@@ -161,6 +172,7 @@ class WordStorage {
     std::unique_ptr<uint64_t, detail::AlignedFree> owned_;
     std::shared_ptr<void> keep_alive_;
     StorageAccess access_ = StorageAccess::Private;
+    bool adopted_ = false;
 };
 
 }  // namespace bloomkit
