@@ -13,7 +13,6 @@ from pathlib import Path
 
 import bloomkit
 
-
 # The secret key of the keyed seeds (a test vector, not a secret).
 SECRET = bytes(range(16))
 
