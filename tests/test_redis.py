@@ -351,7 +351,9 @@ def test_fewer_hashes_trade_memory_for_server_work(client):
     local = bloomkit.BloomFilter.from_params(m, 3, seed=4)
     keys = url_keys(0, n)
     for first in range(0, n, 500):
-        np.testing.assert_array_equal(remote.add_many(keys[first : first + 500]), local.add_many(keys[first : first + 500]))
+        np.testing.assert_array_equal(
+            remote.add_many(keys[first : first + 500]), local.add_many(keys[first : first + 500])
+        )
     assert bitmap(remote.to_local()) == bitmap(local)
     assert remote.to_local().num_hashes == 3
     absent = url_keys(n, n + 50_000)

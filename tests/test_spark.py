@@ -186,6 +186,29 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     assert built == local
 
 
+def test_build_filter_makes_one_filter_per_task_slot(spark):
+    # 6 partitions, spark.default.parallelism 4: coalesced to 4 tasks, so 4
+    # full-size filters are shipped and ORed, not 6.
+    df, rows = key_frame(spark, partitions=6)
+    context = spark.sparkContext
+    assert context.defaultParallelism == 4
+    tracker = context.statusTracker()
+    context.setJobGroup("bloomkit-build-slots", "build_filter")
+    try:
+        built = bkspark.build_filter(df, "url", capacity=50_000)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    # Each job's result stage (its last) runs the partition builds.
+    result_stages = [
+        tracker.getStageInfo(max(tracker.getJobInfo(job).stageIds))
+        for job in tracker.getJobIdsForGroup("bloomkit-build-slots")
+    ]
+    assert result_stages and [stage.numTasks for stage in result_stages] == [4] * len(result_stages)
+    local = bloomkit.BloomFilter(50_000, 0.01)
+    local.update([url for url, _ in rows if url is not None])
+    assert built == local
+
+
 def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
     # With the Arrow batch size at Spark's default, build_filter uses larger
     # batches for its own job only; a size the user set is left alone.

@@ -1,5 +1,6 @@
 // bloomkit.redis's client side: bit positions from a filter's geometry and
 // the BITFIELD command encoder (cpp/include/bloomkit/redis_bitfield.hpp).
+#include <bloomkit/bloom.hpp>
 #include <bloomkit/redis_bitfield.hpp>
 
 #include <pybind11/numpy.h>
@@ -19,8 +20,8 @@ void bind_redis(py::module_& m) {
                                         "A Bloom filter's geometry without its bits: where each key's bits are.")
         .def(py::init([](uint64_t num_bits, uint32_t num_hashes, uint32_t seed, uint64_t capacity, double error_rate,
                          const std::string& layout) {
-                 bloomkit::BloomGeometry g{num_bits, num_hashes, seed, capacity, error_rate,
-                                           bloomkit::layout_from_name(layout)};
+                 bloomkit::BloomGeometry g{num_bits, num_hashes, seed,
+                                           capacity, error_rate, bloomkit::layout_from_name(layout)};
                  g.validate();
                  return g;
              }),

@@ -2,7 +2,7 @@
 
 Needs pyspark and pyarrow (``pip install 'bloomkit[spark]'``).
 
-* :func:`build_filter` builds one filter per partition from Arrow batches
+* :func:`build_filter` builds one filter per task slot from Arrow batches
   (``mapInArrow``; each batch goes to C++ in one ``update`` call without a
   per-row Python loop) and ORs the partition filters on the driver. The
   result is byte-equal to a :class:`bloomkit.BloomFilter` built locally from
@@ -75,6 +75,12 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
     from pyspark.sql import functions as F
 
     keys = df.select(_column(column).alias("key")).where(F.col("key").isNotNull())
+    # One filter per task slot, not per partition: every partition filter is
+    # the full size, so 200 partitions would ship and OR 200 full filters.
+    # coalesce merges partitions without a shuffle, one task per core.
+    slots = df.sparkSession.sparkContext.defaultParallelism
+    if keys.rdd.getNumPartitions() > slots:
+        keys = keys.coalesce(slots)
     if capacity is None:
         estimate = keys.select(F.approx_count_distinct("key", rsd=_RSD)).first()[0]
         capacity = max(1, math.ceil(estimate * _HEADROOM))

@@ -100,6 +100,21 @@ struct BloomGeometry {
     }
 };
 
+// Row-major (count x k) bit indices of every key of the batch, from the
+// geometry alone: no bit array needed (bloomkit.redis's clients keep none).
+template <class Keys>
+void geometry_positions(const BloomGeometry& geometry, const Keys& keys, uint64_t* out) {
+    const uint32_t k = geometry.num_hashes;
+    with_layout(geometry.layout, geometry.num_bits, k, [&](const auto& layout) {
+        hash_chunks(keys, geometry.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for (size_t j = 0; j < count; ++j) {
+                uint64_t* row = out + (first + j) * k;
+                layout.for_each_position(digests[j], [&](uint64_t bit) { *row++ = bit; });
+            }
+        });
+    });
+}
+
 class BloomFilter {
   public:
     // The prefetch step of every batch loop (prefetch.hpp); defined before
@@ -239,15 +254,7 @@ class BloomFilter {
     // Row-major (count x k) bit indices of every key of the batch.
     template <class Keys>
     void positions_many(const Keys& keys, uint64_t* out) const {
-        const uint32_t k = geometry_.num_hashes;
-        visit_layout([&](const auto& layout) {
-            hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                for (size_t j = 0; j < count; ++j) {
-                    uint64_t* row = out + (first + j) * k;
-                    layout.for_each_position(digests[j], [&](uint64_t bit) { *row++ = bit; });
-                }
-            });
-        });
+        geometry_positions(geometry_, keys, out);
     }
 
     // On a shared mapping, clear() and intersection are plain stores: bits

@@ -4,9 +4,9 @@
 // batch's k positions per key as one `BITFIELD key SET u1 OFFSET 1 ...` (or
 // `BITFIELD_RO key GET u1 OFFSET ...`) per shard. A batch of 50 keys is ~350
 // sub-operations and 1,400 arguments. The client computes positions from the
-// filter's geometry alone (no local bit array: a 1 GiB filter in Redis costs
-// its clients nothing) and writes the command bytes here, a few nanoseconds
-// per argument, instead of redis-py's ~1 µs per argument.
+// filter's geometry alone (geometry_positions in bloom.hpp: a 1 GiB filter in
+// Redis costs its clients nothing) and writes the command bytes here, a few
+// nanoseconds per argument, instead of redis-py's ~1 µs per argument.
 //
 // RESP (the Redis serialization protocol): a command is an array of bulk
 // strings, `*<count>\r\n` followed by `$<length>\r\n<bytes>\r\n` per argument.
@@ -18,27 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "bloom.hpp"
-#include "keys.hpp"
-#include "layouts.hpp"
-
 namespace bloomkit {
-
-// Row-major (count x k) bit indices of every key, from the geometry alone:
-// the same positions BloomFilter::positions_many gives (same hash_chunks
-// path, same layout structs), without allocating the filter's bits.
-template <class Keys>
-void geometry_positions(const BloomGeometry& geometry, const Keys& keys, uint64_t* out) {
-    const uint32_t k = geometry.num_hashes;
-    with_layout(geometry.layout, geometry.num_bits, k, [&](const auto& layout) {
-        hash_chunks(keys, geometry.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            for (size_t j = 0; j < count; ++j) {
-                uint64_t* row = out + (first + j) * k;
-                layout.for_each_position(digests[j], [&](uint64_t bit) { *row++ = bit; });
-            }
-        });
-    });
-}
 
 // Redis numbers the bits of a byte from the most significant one (SETBIT:
 // "offset 0 is the MSB of the first byte"); bloomkit's payload numbers them
