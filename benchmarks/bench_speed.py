@@ -12,7 +12,8 @@ every contender alike. Measured, at error_rate 0.01:
   (``array[indices]``, one random 8-byte read per key) over an array of the
   filter's byte size, the floor for one memory access per key;
 * Python list-of-str batches at 1e6 and 1e7, with Python's ``set``;
-* two threads doing batch lookups on one filter against one thread;
+* two threads doing batch lookups on one filter against one thread, and one
+  `contains_many` over 1e7+ keys against the same keys in 1e6-key chunks;
 * measured false-positive rate and bits per key of every filter.
 
     python benchmarks/bench_speed.py > benchmarks/results/speed.md
@@ -54,20 +55,30 @@ def load_peers() -> dict:
     rb, _ = C.import_peer("rbloom", "rbloom")
     if rb:
         peers["rbloom"] = dict(
-            make=lambda n: rb.Bloom(n, P), bits=lambda f: f.size_in_bits,
-            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+            make=lambda n: rb.Bloom(n, P),
+            bits=lambda f: f.size_in_bits,
+            add_batch=lambda f, ks: f.update(ks),
+            contains_batch=None,
+        )
     ab, _ = C.import_peer("abloom", "abloom")
     if ab:
         peers["abloom"] = dict(
-            make=lambda n: ab.BloomFilter(n, P), bits=lambda f: f.bit_count,
-            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+            make=lambda n: ab.BloomFilter(n, P),
+            bits=lambda f: f.bit_count,
+            add_batch=lambda f, ks: f.update(ks),
+            contains_batch=None,
+        )
     pbf, _ = C.import_peer("pybloomfiltermmap3", "pybloomfilter")
     if pbf:
         peers["pybloomfiltermmap3"] = dict(
-            make=lambda n: pbf.BloomFilter(n, P, None), bits=lambda f: f.num_bits,
-            add_batch=lambda f, ks: f.update(ks), contains_batch=None)
+            make=lambda n: pbf.BloomFilter(n, P, None),
+            bits=lambda f: f.num_bits,
+            add_batch=lambda f, ks: f.update(ks),
+            contains_batch=None,
+        )
     fb, _ = C.import_peer("fastbloom-rs", "fastbloom_rs")
     if fb:
+
         def fb_add(f, ks):
             (f.add_int_batch if isinstance(ks[0], int) else f.add_str_batch)(ks)
 
@@ -75,10 +86,15 @@ def load_peers() -> dict:
             return (f.contains_int_batch if isinstance(ks[0], int) else f.contains_str_batch)(ks)
 
         peers["fastbloom-rs"] = dict(
-            make=lambda n: fb.PyFilterBuilder(n, P).build_bloom_filter(), bits=lambda f: f.config().size(),
-            add_batch=fb_add, contains_batch=fb_contains,
-            add_one=lambda f: f.add_int, in_one=lambda f: f.contains_int,
-            add_one_str=lambda f: f.add_str, in_one_str=lambda f: f.contains_str)
+            make=lambda n: fb.PyFilterBuilder(n, P).build_bloom_filter(),
+            bits=lambda f: f.config().size(),
+            add_batch=fb_add,
+            contains_batch=fb_contains,
+            add_one=lambda f: f.add_int,
+            in_one=lambda f: f.contains_int,
+            add_one_str=lambda f: f.add_str,
+            in_one_str=lambda f: f.contains_str,
+        )
     return peers
 
 
@@ -90,7 +106,7 @@ def interleaved_best(contenders: dict, repeats: int) -> dict:
     names = list(contenders)
     best = {name: float("inf") for name in names}
     for r in range(repeats):
-        order = names[r % len(names):] + names[: r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
             setup, run = contenders[name]
             state = setup()
@@ -128,8 +144,16 @@ class Report:
     def __init__(self):
         self.summary = []  # (target, measured, met)
 
-    def table(self, title: str, ns: dict, counts: dict, bloomkit_names: list, peer_names: list,
-              gather: str | None = None, note: str = ""):
+    def table(
+        self,
+        title: str,
+        ns: dict,
+        counts: dict,
+        bloomkit_names: list,
+        peer_names: list,
+        gather: str | None = None,
+        note: str = "",
+    ):
         print(f"### {title}")
         print()
         if note:
@@ -149,8 +173,9 @@ class Report:
                 else:
                     row.append("")
             if gather:
-                row.append(f"{(ns[name] / counts[name]) / (ns[gather] / counts[gather]):.2f}"
-                           if name in bloomkit_names else "")
+                row.append(
+                    f"{(ns[name] / counts[name]) / (ns[gather] / counts[gather]):.2f}" if name in bloomkit_names else ""
+                )
             print("| " + " | ".join(row) + " |")
         print()
 
@@ -174,8 +199,10 @@ def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
                 name = f"bloomkit {layout}"
                 names_bk.append(name)
                 if op == "add":
-                    contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
-                                        lambda f: loop_add(f.add, keys))
+                    contenders[name] = (
+                        lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
+                        lambda f: loop_add(f.add, keys),
+                    )
                 else:
                     f = bk.BloomFilter(n, P, layout=layout)
                     f.update(keys)
@@ -185,8 +212,10 @@ def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
                     add_one = peer["add_one" if kind == "int" else "add_one_str"]
                     in_one = peer["in_one" if kind == "int" else "in_one_str"]
                     if op == "add":
-                        contenders[pname] = (lambda peer=peer: peer["make"](n),
-                                             lambda f, a=add_one: loop_add(a(f), keys))
+                        contenders[pname] = (
+                            lambda peer=peer: peer["make"](n),
+                            lambda f, a=add_one: loop_add(a(f), keys),
+                        )
                     else:
                         f = peer["make"](n)
                         peer["add_batch"](f, keys)
@@ -207,9 +236,49 @@ def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
             best = interleaved_best(contenders, repeats)
             counts = {name: n for name in best}
             peer_names = [p for p in best if p not in names_bk]
-            report.table(f"Per-key `{'f.add(k)' if op == 'add' else 'k in f'}`, {kind} keys, n = {n:,}",
-                         best, counts, names_bk, peer_names)
+            report.table(
+                f"Per-key `{'f.add(k)' if op == 'add' else 'k in f'}`, {kind} keys, n = {n:,}",
+                best,
+                counts,
+                names_bk,
+                peer_names,
+            )
             report.record(f"per-key {op} {kind}", best, counts, names_bk, [p for p in peer_names if p != "set"])
+
+
+def bloomkit_batch_contenders(bk, layouts, n, keys, op):
+    """({"bloomkit <layout>": (setup, run)}, {layout: filled filter}) for one batch operation.
+
+    "add" times ``update(keys)`` into a fresh filter; "lookup" times
+    ``contains_many(keys)`` on a filter already holding them.
+    """
+    contenders, filters = {}, {}
+    for layout in layouts:
+        name = f"bloomkit {layout}"
+        if op == "add":
+            contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout), lambda f: f.update(keys))
+        else:
+            f = bk.BloomFilter(n, P, layout=layout)
+            f.update(keys)
+            filters[layout] = f
+            contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
+    return contenders, filters
+
+
+def peer_batch_contenders(peers, n, keys, op):
+    """{peer: (setup, run)}: each peer's fastest Python-level path for the batch operation."""
+    contenders = {}
+    for pname, peer in peers.items():
+        if op == "add":
+            contenders[pname] = (lambda peer=peer: peer["make"](n), lambda f, peer=peer: peer["add_batch"](f, keys))
+            continue
+        f = peer["make"](n)
+        peer["add_batch"](f, keys)
+        if peer["contains_batch"]:
+            contenders[pname] = (lambda f=f: f, lambda f, peer=peer: peer["contains_batch"](f, keys))
+        else:
+            contenders[pname] = (lambda f=f: f, lambda f: [k in f for k in keys])
+    return contenders
 
 
 def gather_contender(nbytes: int, n: int, rng):
@@ -224,101 +293,101 @@ def numpy_batch_scenarios(bk, peers, layouts, n, repeats, report, seed):
     peer_n = min(n, PEER_LIST_CAP)
     peer_keys = keys[:peer_n].tolist() if peers else []
     for op in ("add", "lookup"):
-        contenders, counts, names_bk = {}, {}, []
-        filters = {}
-        for layout in layouts:
-            name = f"bloomkit {layout}"
-            names_bk.append(name)
-            if op == "add":
-                contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
-                                    lambda f: f.update(keys))
-            else:
-                f = bk.BloomFilter(n, P, layout=layout)
-                f.update(keys)
-                filters[layout] = f
-                contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
-            counts[name] = n
+        contenders, filters = bloomkit_batch_contenders(bk, layouts, n, keys, op)
+        names_bk = list(contenders)
+        counts = dict.fromkeys(names_bk, n)
         # One gather reference per distinct filter size (layouts differ by a few %).
         nbytes = bk.BloomFilter(n, P, layout=layouts[0]).nbytes if layouts else n
         contenders["gather"] = gather_contender(nbytes, n, rng)
         counts["gather"] = n
-        for pname, peer in peers.items():
-            if op == "add":
-                contenders[pname] = (lambda peer=peer: peer["make"](n),
-                                     lambda f, peer=peer: peer["add_batch"](f, peer_keys))
-            else:
-                f = peer["make"](n)
-                peer["add_batch"](f, peer_keys)
-                if peer["contains_batch"]:
-                    contenders[pname] = (lambda f=f: f, lambda f, peer=peer: peer["contains_batch"](f, peer_keys))
-                else:
-                    contenders[pname] = (lambda f=f: f, lambda f: [k in f for k in peer_keys])
-            counts[pname] = peer_n
+        peer_contenders = peer_batch_contenders(peers, n, peer_keys, op)
+        contenders.update(peer_contenders)
+        counts.update(dict.fromkeys(peer_contenders, peer_n))
         C._progress(f"NumPy uint64 batch {op} n={n:,}")
         best = interleaved_best(contenders, repeats)
         peer_names = [p for p in best if p not in names_bk and p != "gather"]
-        note = (f"bloomkit: `f.update(ndarray)` / `f.contains_many(ndarray)`; peers: `update(list)` / "
-                f"`contains_*_batch(list)` or `[k in f for k in list]` over {peer_n:,} keys; gather: "
-                f"`array[random indices]` over {nbytes / 1e6:.1f} MB.")
-        report.table(f"NumPy uint64 batch {op}, n = {n:,}", best, counts, names_bk, peer_names,
-                     gather="gather", note=note)
+        note = (
+            f"bloomkit: `f.update(ndarray)` / `f.contains_many(ndarray)`; peers: `update(list)` / "
+            f"`contains_*_batch(list)` or `[k in f for k in list]` over {peer_n:,} keys; gather: "
+            f"`array[random indices]` over {nbytes / 1e6:.1f} MB."
+        )
+        report.table(
+            f"NumPy uint64 batch {op}, n = {n:,}", best, counts, names_bk, peer_names, gather="gather", note=note
+        )
         report.record(f"NumPy batch {op} {n:.0e}", best, counts, names_bk, peer_names, gather="gather")
         if op == "lookup" and n >= 10**7:
             threads_scenario(filters, keys, repeats, report, n)
+            chunks_scenario(filters, keys, repeats, n)
         del filters
+
+
+def compare_two_ways(filters, repeats, title, labels, first, second) -> dict:
+    """One table row per layout: best seconds of first(f) and second(f) (interleaved) and
+    their ratio; returns {layout: first / second}."""
+    print(f"### {title}")
+    print()
+    print(f"| layout | {labels[0]} (s) | {labels[1]} (s) | {labels[2]} |")
+    print("|---|---:|---:|---:|")
+    ratios = {}
+    for layout, f in filters.items():
+        best = interleaved_best({"first": (lambda f=f: f, first), "second": (lambda f=f: f, second)}, repeats)
+        ratios[layout] = best["first"] / best["second"]
+        print(f"| {layout} | {best['first']:.3f} | {best['second']:.3f} | {ratios[layout]:.2f} |")
+    print()
+    return ratios
+
+
+def chunks_scenario(filters, keys, repeats, n, chunk=10**6):
+    """One contains_many over all keys against the same keys in chunks: equal per-key cost
+    means the call's working memory does not grow with the batch."""
+
+    def chunked(f):
+        for first in range(0, len(keys), chunk):
+            f.contains_many(keys[first : first + chunk])
+
+    compare_two_ways(
+        filters,
+        repeats,
+        f"One `contains_many` call against {chunk:,}-key chunks, n = {n:,}",
+        ("one call", "chunks", "one call / chunks"),
+        lambda f: f.contains_many(keys),
+        chunked,
+    )
 
 
 def threads_scenario(filters, keys, repeats, report, n):
     half = len(keys) // 2
     parts = [keys[:half], keys[half:]]
-    print(f"### Two threads, `contains_many(ndarray)` on one filter, n = {n:,}")
-    print()
-    print("| layout | 1 thread, both halves (s) | 2 threads, one half each (s) | speedup |")
-    print("|---|---:|---:|---:|")
-    for layout, f in filters.items():
-        def one(f=f):
-            for part in parts:
-                f.contains_many(part)
 
-        def two(f=f):
-            threads = [threading.Thread(target=f.contains_many, args=(part,)) for part in parts]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+    def one(f):
+        for part in parts:
+            f.contains_many(part)
 
-        best = interleaved_best({"one": (lambda: None, lambda _: one()), "two": (lambda: None, lambda _: two())},
-                                repeats)
-        speedup = best["one"] / best["two"]
-        print(f"| {layout} | {best['one']:.3f} | {best['two']:.3f} | {speedup:.2f} |")
+    def two(f):
+        threads = [threading.Thread(target=f.contains_many, args=(part,)) for part in parts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    speedups = compare_two_ways(
+        filters,
+        repeats,
+        f"Two threads, `contains_many(ndarray)` on one filter, n = {n:,}",
+        ("1 thread, both halves", "2 threads, one half each", "speedup"),
+        one,
+        two,
+    )
+    for layout, speedup in speedups.items():
         report.summary.append((f"two threads {layout} n={n:.0e}", f"{speedup:.2f}x", speedup >= 1.7))
-    print()
 
 
 def str_batch_scenarios(bk, peers, layouts, n, repeats, report):
     keys = C.url_keys(0, n).tolist()
     for op in ("add", "lookup"):
-        contenders, names_bk = {}, []
-        for layout in layouts:
-            name = f"bloomkit {layout}"
-            names_bk.append(name)
-            if op == "add":
-                contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
-                                    lambda f: f.update(keys))
-            else:
-                f = bk.BloomFilter(n, P, layout=layout)
-                f.update(keys)
-                contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
-        for pname, peer in peers.items():
-            if op == "add":
-                contenders[pname] = (lambda peer=peer: peer["make"](n), lambda f, peer=peer: peer["add_batch"](f, keys))
-            else:
-                f = peer["make"](n)
-                peer["add_batch"](f, keys)
-                if peer["contains_batch"]:
-                    contenders[pname] = (lambda f=f: f, lambda f, peer=peer: peer["contains_batch"](f, keys))
-                else:
-                    contenders[pname] = (lambda f=f: f, lambda f: [k in f for k in keys])
+        contenders, _ = bloomkit_batch_contenders(bk, layouts, n, keys, op)
+        names_bk = list(contenders)
+        contenders.update(peer_batch_contenders(peers, n, keys, op))
         if op == "add":
             contenders["set"] = (set, lambda s: s.update(keys))
         else:
@@ -328,9 +397,15 @@ def str_batch_scenarios(bk, peers, layouts, n, repeats, report):
         best = interleaved_best(contenders, repeats)
         counts = {name: n for name in best}
         peer_names = [p for p in best if p not in names_bk]
-        report.table(f"str list batch {op}, n = {n:,}", best, counts, names_bk, peer_names,
-                     note="bloomkit: `f.update(list)` / `f.contains_many(list)`; set: `s.update(list)` / "
-                          "`list(map(s.__contains__, list))`; peers: their batch call or `[k in f for k in list]`.")
+        report.table(
+            f"str list batch {op}, n = {n:,}",
+            best,
+            counts,
+            names_bk,
+            peer_names,
+            note="bloomkit: `f.update(list)` / `f.contains_many(list)`; set: `s.update(list)` / "
+            "`list(map(s.__contains__, list))`; peers: their batch call or `[k in f for k in list]`.",
+        )
         report.record(f"str list batch {op} {n:.0e}", best, counts, names_bk, peer_names)
 
 

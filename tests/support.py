@@ -211,6 +211,24 @@ def split_frame(blob: bytes):
     return type_tag, params, payload
 
 
+# Prepended to the subprocess scripts that measure a call's extra memory:
+# rss("VmRSS:") / rss("VmHWM:") in bytes, and reset_peak() (VmHWM := VmRSS).
+PEAK_RSS_HELPERS = textwrap.dedent(
+    """
+    def rss(field):
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+        raise RuntimeError(field)
+
+    def reset_peak():
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+    """
+)
+
+
 FUZZ_SCRIPT = textwrap.dedent(
     """
     import random, sys

@@ -55,3 +55,22 @@ def test_canonical_bytes_table():
 def test_hash128_rejects_bad_seed(seed, error):
     with pytest.raises(error, match="seed"):
         bloomkit.hash128("x", seed)
+
+
+def test_single_key_fast_paths_equal_the_canonical_bytes():
+    # hash_key() hashes exact ints and compact ASCII str directly; every
+    # other key (str subclasses, non-ASCII, ints from 2**63) takes the general
+    # path. Both must give the digest of canonical_bytes().
+    class Text(str):
+        pass
+
+    rng = np.random.default_rng(3)
+    texts = ["".join(chr(c) for c in rng.integers(32, 127, size=length)) for length in range(0, 70)]
+    for text in texts + [Text("abc"), "é" + "a" * 20]:
+        assert bloomkit.hash128(text, 9) == mmh3.hash128(str(text).encode("utf-8"), 9, signed=False)
+    for value in [2**63 - 2, 2**63 - 1, 2**63, 2**63 + 1, -(2**63), -(2**63) + 1]:
+        le = (value % 2**64).to_bytes(8, "little")
+        assert bloomkit.hash128(value, 9) == mmh3.hash128(le, 9, signed=False)
+        f = bloomkit.BloomFilter(100, 0.01)
+        f.add(value)
+        assert value in f and f.contains_many([value]).all()

@@ -21,24 +21,15 @@ import textwrap
 
 import pytest
 
+from support import PEAK_RSS_HELPERS
+
 GIB = 2**30
 
-SCRIPT = textwrap.dedent(
+SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     """
     import os, pickle, sys
     import numpy as np
     import bloomkit
-
-    def rss(field):
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith(field):
-                    return int(line.split()[1]) * 1024
-        raise RuntimeError(field)
-
-    def reset_peak():
-        with open("/proc/self/clear_refs", "w") as clear:
-            clear.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
 
     operation, path = sys.argv[1], sys.argv[2]
     num_bits = 8 * 2**30 + 64  # 1 GiB of bits

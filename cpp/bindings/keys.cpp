@@ -123,7 +123,27 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
     unsupported(key, index);
 }
 
-Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) { return canonical_key(key).hash(hashing); }
+Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
+    // The single-key path (add, in, ...): the two commonest keys skip the
+    // CanonicalKey the general path builds (a Py_buffer is zeroed, moved and
+    // released per key). An exact int in [-2**63, 2**63) hashes its 8
+    // little-endian bytes; a compact ASCII str is its own UTF-8. Same bytes,
+    // same digest as canonical_key() (tests/test_hash.py), keyed or not.
+    PyObject* obj = key.ptr();
+    if (PyLong_CheckExact(obj)) {
+        int overflow = 0;
+        const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (overflow == 0) {
+            if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+            return hashing.integer(static_cast<uint64_t>(value));
+        }
+        // [2**63, 2**64) and out-of-range values: the general path decides.
+    } else if (PyUnicode_CheckExact(obj) && PyUnicode_IS_COMPACT_ASCII(obj)) {
+        return hashing.bytes(static_cast<const uint8_t*>(PyUnicode_DATA(obj)),
+                             static_cast<size_t>(PyUnicode_GET_LENGTH(obj)));
+    }
+    return canonical_key(key).hash(hashing);
+}
 Hash128 hash_key(py::handle key, uint32_t seed) { return hash_key(key, bloomkit::KeyHashing(seed)); }
 
 py::bytes canonical_bytes(py::handle key) {
