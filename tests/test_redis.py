@@ -365,7 +365,7 @@ def test_fewer_hashes_trade_memory_for_server_work(client):
     assert fp <= fpr_upper_bound(p, len(absent)) * len(absent)
     reopened = RedisBloomFilter(client, "k3")
     assert (reopened.num_bits, reopened.num_hashes) == (m, 3)
-    with pytest.raises(ValueError, match=r"num_hashes=3 \(asked 8\)"):
+    with pytest.raises(ValueError, match=r"num_hashes=3 \(asked 8\)"):  # the default layout, split_block
         RedisBloomFilter(client, "k3", n, p, seed=4)
     with pytest.raises(ValueError, match="num_hashes needs the classic layout"):
         RedisBloomFilter(client, "k4", n, p, layout="blocked512", num_hashes=3)

@@ -128,7 +128,7 @@ Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
     // CanonicalKey the general path builds (a Py_buffer is zeroed, moved and
     // released per key). An exact int in [-2**63, 2**63) hashes its 8
     // little-endian bytes; a compact ASCII str is its own UTF-8. Same bytes,
-    // same digest as canonical_key() (tests/test_hash.py).
+    // same digest as canonical_key() (tests/test_hash.py), keyed or not.
     PyObject* obj = key.ptr();
     if (PyLong_CheckExact(obj)) {
         int overflow = 0;
