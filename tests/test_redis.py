@@ -290,6 +290,18 @@ def test_every_layout_matches_its_local_filter(client, layout):
 
 
 @pytest.mark.parametrize("layout", bloomkit.calc.LAYOUTS)
+def test_estimates_equal_the_local_filters(client, layout):
+    remote = RedisBloomFilter(client, f"estimates-{layout}", 5_000, 0.01, layout=layout)
+    remote.update(url_keys(0, 4_000))
+    local = remote.to_local()
+    assert remote.fill_ratio == local.fill_ratio and len(remote) == len(local)
+    # Blocked layouts use their block-load model, which fill ** k understates.
+    assert remote.estimated_fpr() == local.estimated_fpr()
+    if layout != "classic":
+        assert remote.estimated_fpr() > remote.fill_ratio**remote.num_hashes
+
+
+@pytest.mark.parametrize("layout", bloomkit.calc.LAYOUTS)
 def test_positions_from_geometry_equal_the_local_filters(layout):
     # The client computes positions without the bit array; every key kind must
     # land exactly where the local filter puts it.

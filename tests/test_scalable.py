@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import struct
 
+import numpy as np
 import pytest
 
 from bloomkit import BloomFilter, ScalableBloomFilter
-from bloomkit.calc import false_positive_rate
+from bloomkit._fill import fill_false_positive_rate
+from bloomkit.calc import LAYOUTS, false_positive_rate
 from support import (
     fpr_upper_bound,
     fuzz_corruptions,
@@ -146,11 +148,25 @@ def test_hundredfold_growth_keeps_accuracy_and_memory(layout):
         assert ratio <= 2.1  # the docs' table entry for 100x growth at p=0.01, s=2, r=0.85
 
 
-def test_estimated_fpr_is_compound_of_slice_fills():
-    f = grown(100, 1500)
-    expected = 1 - math.prod(1 - s.fill_ratio**s.num_hashes for s in f.slices)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_estimated_fpr_is_compound_of_slice_fills(layout):
+    f = ScalableBloomFilter(100, 0.01, layout=layout)
+    f.update(range(1500))
+    # Each slice's rate at its fill is that of a BloomFilter of its geometry
+    # holding the same bits, in the chain's layout (fill ** k for classic).
+    rates = [
+        fill_false_positive_rate(layout, s.num_bits, s.num_hashes, round(s.fill_ratio * s.num_bits)) for s in f.slices
+    ]
+    if layout == "classic":
+        assert rates == pytest.approx([s.fill_ratio**s.num_hashes for s in f.slices])
+    expected = 1 - math.prod(1 - r for r in rates)
     assert f.estimated_fpr() == pytest.approx(expected)
     assert 0 < f.estimated_fpr() < f.error_rate
+    # And it predicts what lookups of absent keys measure.
+    absent = np.arange(1 << 40, (1 << 40) + 200_000, dtype=np.uint64)
+    measured = np.count_nonzero(f.contains_many(absent)) / len(absent)
+    sigma = (expected * (1 - expected) / len(absent)) ** 0.5
+    assert abs(measured - expected) <= 0.15 * expected + 5 * sigma, (measured, expected)
 
 
 def test_seed_changes_positions():

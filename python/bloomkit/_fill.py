@@ -25,6 +25,21 @@ def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: int) -> float
     return -(num_bits / num_hashes) * math.log1p(-set_bits / num_bits)
 
 
+def fill_false_positive_rate(layout: str, num_bits: int, num_hashes: int, set_bits: int) -> float:
+    """False-positive rate implied by ``set_bits`` of ``num_bits`` set in ``layout``.
+
+    Classic: ``fill ** num_hashes``. A blocked layout's rate also depends on
+    how unevenly keys fall into blocks, which the fill alone understates, so
+    it is the layout's Poisson model
+    (:func:`bloomkit.calc.layout_false_positive_rate`) at the count the fill
+    implies (:func:`estimate_cardinality`).
+    """
+    if layout == "classic":
+        return (set_bits / num_bits) ** num_hashes
+    count = round(estimate_cardinality(num_bits, num_hashes, set_bits))
+    return calc.layout_false_positive_rate(layout, num_bits, count, num_hashes)
+
+
 class FillEstimates:
     """``fill_ratio``, ``estimated_fpr()``, ``len()`` and the display summary of a
     filter of ``num_bits`` cells probed at ``num_hashes`` positions per key, of
@@ -42,18 +57,10 @@ class FillEstimates:
         return self._occupied / self.num_bits
 
     def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill.
-
-        Classic: ``fill_ratio ** num_hashes``. A blocked layout's rate also
-        depends on how unevenly keys fall into blocks, which the fill alone
-        understates, so it is the layout's Poisson model
-        (:func:`bloomkit.calc.layout_false_positive_rate`) at the estimated
-        count ``len(self)``.
-        """
-        layout = getattr(self, "layout", "classic")
-        if layout == "classic":
-            return self.fill_ratio**self.num_hashes
-        return calc.layout_false_positive_rate(layout, self.num_bits, len(self), self.num_hashes)
+        """False-positive rate implied by the current fill (:func:`fill_false_positive_rate`)."""
+        return fill_false_positive_rate(
+            getattr(self, "layout", "classic"), self.num_bits, self.num_hashes, self._occupied
+        )
 
     def __len__(self) -> int:
         """Estimated number of distinct keys inserted (Swamidass & Baldi)."""

@@ -1,6 +1,7 @@
 from typing import Any
 
 def estimate_cardinality(num_bits: int, num_hashes: int, set_bits: float) -> float: ...
+def fill_false_positive_rate(layout: str, num_bits: int, num_hashes: int, set_bits: int) -> float: ...
 
 class FillEstimates:
     _summary_fields: tuple[str, ...]

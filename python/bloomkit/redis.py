@@ -31,7 +31,8 @@ import numpy as np
 
 from . import _base, _batch, _core, calc
 from ._core import hash128
-from .bloom import BloomFilter, estimate_cardinality
+from ._fill import estimate_cardinality, fill_false_positive_rate
+from .bloom import BloomFilter
 
 __all__ = ["RedisBloomFilter", "save", "load", "DEFAULT_SHARD_BITS"]
 
@@ -335,8 +336,8 @@ class RedisBloomFilter:
         return self._set_bits() / self.num_bits
 
     def estimated_fpr(self) -> float:
-        """False-positive rate implied by the current fill."""
-        return self.fill_ratio**self.num_hashes
+        """False-positive rate implied by the current fill, as the local filter's."""
+        return fill_false_positive_rate(self.layout, self.num_bits, self.num_hashes, self._set_bits())
 
     def __len__(self) -> int:
         """Estimated number of distinct keys inserted (Swamidass & Baldi, as the local filter)."""

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from . import _core, _keyed, calc
 from ._base import FilterBase, register
+from ._fill import fill_false_positive_rate
 
 __all__ = ["ScalableBloomFilter", "SliceInfo"]
 
@@ -118,10 +119,14 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         return self._count
 
     def estimated_fpr(self) -> float:
-        """Compound false-positive rate from the fills: ``1 - prod(1 - fill_i ** k_i)``."""
+        """Compound false-positive rate from the slices' fills: ``1 - prod(1 - p_i)``.
+
+        ``p_i`` is slice i's rate at its fill in the chain's layout
+        (``fill_i ** k_i`` for classic; see :class:`bloomkit.BloomFilter`).
+        """
         miss = 1.0
-        for info in self.slices:
-            miss *= 1.0 - info.fill_ratio**info.num_hashes
+        for _, _, num_bits, num_hashes, _, set_bits, _ in self._slice_info():
+            miss *= 1.0 - fill_false_positive_rate(self.layout, num_bits, num_hashes, set_bits)
         return 1.0 - miss
 
     def _summary(self) -> dict:
