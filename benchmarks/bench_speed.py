@@ -52,30 +52,20 @@ PEER_LIST_CAP = 10_000_000
 def load_peers() -> dict:
     """name -> dict(make, add, contains, add_batch, contains_batch, bits) for installed peers."""
     peers = {}
-    rb, _ = C.import_peer("rbloom", "rbloom")
-    if rb:
-        peers["rbloom"] = dict(
-            make=lambda n: rb.Bloom(n, P),
-            bits=lambda f: f.size_in_bits,
-            add_batch=lambda f, ks: f.update(ks),
-            contains_batch=None,
-        )
-    ab, _ = C.import_peer("abloom", "abloom")
-    if ab:
-        peers["abloom"] = dict(
-            make=lambda n: ab.BloomFilter(n, P),
-            bits=lambda f: f.bit_count,
-            add_batch=lambda f, ks: f.update(ks),
-            contains_batch=None,
-        )
-    pbf, _ = C.import_peer("pybloomfiltermmap3", "pybloomfilter")
-    if pbf:
-        peers["pybloomfiltermmap3"] = dict(
-            make=lambda n: pbf.BloomFilter(n, P, None),
-            bits=lambda f: f.num_bits,
-            add_batch=lambda f, ks: f.update(ks),
-            contains_batch=None,
-        )
+    # Peers with add(k) / k in f / update(list) and no batch lookup.
+    for name, module, make, bits in (
+        ("rbloom", "rbloom", lambda m, n: m.Bloom(n, P), lambda f: f.size_in_bits),
+        ("abloom", "abloom", lambda m, n: m.BloomFilter(n, P), lambda f: f.bit_count),
+        ("pybloomfiltermmap3", "pybloomfilter", lambda m, n: m.BloomFilter(n, P, None), lambda f: f.num_bits),
+    ):
+        lib, _ = C.import_peer(name, module)
+        if lib:
+            peers[name] = dict(
+                make=lambda n, lib=lib, make=make: make(lib, n),
+                bits=bits,
+                add_batch=lambda f, ks: f.update(ks),
+                contains_batch=None,
+            )
     fb, _ = C.import_peer("fastbloom-rs", "fastbloom_rs")
     if fb:
 

@@ -51,15 +51,8 @@ BloomFilter bloom_from_block(const std::shared_ptr<void>& block, uint64_t length
 #endif
     if (!little_endian || reinterpret_cast<uintptr_t>(frame.payload) % bloomkit::kPayloadAlignment != 0)
         return BloomFilter::deserialize(data, static_cast<size_t>(length));  // version 1: copy
-    const bloomkit::BloomGeometry geometry = BloomFilter::read_params(frame);
-    const uint64_t words = bloomkit::BitArray::words_for(geometry.num_bits);
-    if (frame.payload_length != words * sizeof(uint64_t))
-        throw bloomkit::FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but num_bits " +
-                                    std::to_string(geometry.num_bits) + " needs " + std::to_string(words * 8));
-    auto* payload = reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(frame.payload));
-    bloomkit::BitArray bits(geometry.num_bits, bloomkit::WordStorage::adopt(payload, words, block));
-    if (!bits.padding_is_clear()) throw bloomkit::FormatError("bits set beyond num_bits in the last word");
-    return BloomFilter(geometry, std::move(bits));
+    return BloomFilter::in_place(
+        frame, [&](uint64_t* words, uint64_t count) { return bloomkit::WordStorage::adopt(words, count, block); });
 }
 
 }  // namespace

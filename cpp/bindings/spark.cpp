@@ -108,17 +108,12 @@ void bind_spark(py::module_& m) {
             return self.guard.write([&] { return self.core.add(h); });
         },
         py::arg("key"), "Insert key; return True if it was (probably) present before.");
-    cls.def(
-        "contains",
-        [](G& self, py::handle key) {
-            const HashPair h = pair_of(canonical_key(key), self.core.seed());
-            return self.guard.read([&] { return self.core.contains(h); });
-        },
-        py::arg("key"), "True if key is (probably) in the filter.");
-    cls.def("__contains__", [](G& self, py::handle key) {
+    const auto contains = [](G& self, py::handle key) {
         const HashPair h = pair_of(canonical_key(key), self.core.seed());
         return self.guard.read([&] { return self.core.contains(h); });
-    });
+    };
+    cls.def("contains", contains, py::arg("key"), "True if key is (probably) in the filter.");
+    cls.def("__contains__", contains);
     cls.def("_pairs_of_objects", [](G& self, py::handle keys) { return pairs_of_objects(keys, self.core.seed()); });
     cls.def("_pairs_of_longs", [](G& self, py::array_t<int64_t, py::array::c_style> values) {
         return pairs_of_longs(values, self.core.seed());

@@ -352,6 +352,24 @@ class BloomFilter {
         return filter;
     }
 
+    // A filter whose bits are the frame's payload itself, not a copy (a
+    // mapped file, or a block the file was read into). The caller has
+    // checked that the payload is 64-byte aligned; `wrap(words, count)`
+    // makes the WordStorage that keeps the payload's memory alive.
+    template <class Wrap>
+    static BloomFilter in_place(const Frame& frame, Wrap&& wrap) {
+        const BloomGeometry geometry = read_params(frame);
+        const uint64_t words = BitArray::words_for(geometry.num_bits);
+        if (frame.payload_length != words * sizeof(uint64_t))
+            throw FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but num_bits " +
+                              std::to_string(geometry.num_bits) + " needs " + std::to_string(words * 8));
+        // const_cast: the storage decides whether the words may be written.
+        auto* payload = reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(frame.payload));
+        BitArray bits(geometry.num_bits, wrap(payload, words));
+        if (!bits.padding_is_clear()) throw FormatError("bits set beyond num_bits in the last word");
+        return BloomFilter(geometry, std::move(bits));
+    }
+
     std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
 
     void serialize_to(FrameSink& sink) const {

@@ -185,20 +185,14 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
         throw FormatError(
             "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
             "file-backed filter; use bloomkit.load(path, secret_key=...)");
-    const BloomGeometry geometry = BloomFilter::read_params(frame);
-    const uint64_t words = BitArray::words_for(geometry.num_bits);
-    if (frame.payload_length != words * sizeof(uint64_t))
-        throw FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but num_bits " +
-                          std::to_string(geometry.num_bits) + " needs " + std::to_string(words * 8));
     if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
         throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
                           " file); load() it and save() it again to map it");
-    // const_cast: the mapping is writable exactly when access is Shared;
-    // BloomFilter refuses every write to ReadOnly storage before it happens.
-    auto* payload = reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(frame.payload));
-    BitArray bits(geometry.num_bits, WordStorage::borrow(payload, words, file, file->access()));
-    if (!bits.padding_is_clear()) throw FormatError("bits set beyond num_bits in the last word");
-    return BloomFilter(geometry, std::move(bits));
+    // The mapping is writable exactly when access is Shared; BloomFilter
+    // refuses every write to ReadOnly storage before it happens.
+    return BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
+        return WordStorage::borrow(words, count, file, file->access());
+    });
 }
 
 // A new file for an empty BloomFilter of `geometry` at `path`: the frame
