@@ -47,9 +47,7 @@ def make_frontier(urls: int, distinct: int, seed: int) -> list:
     drawn with a heavy head (Zipf-like, as links to popular pages are), shuffled."""
     rng = np.random.default_rng(seed)
     hosts = rng.integers(0, 20_000, size=distinct)
-    names = [
-        f"https://www{h}.example.org/articles/{i}/index.html?ref={i * 2654435761 & 0xFFFF}" for i, h in enumerate(hosts)
-    ]
+    names = [f"https://www{h}.example.org/articles/{i}/index.html?ref={i * 2654435761 & 0xFFFF}" for i, h in enumerate(hosts)]
     repeats = np.minimum(rng.zipf(1.3, size=urls - distinct) - 1, distinct - 1)
     order = np.concatenate([np.arange(distinct), rng.permutation(distinct)[repeats]])
     rng.shuffle(order)
@@ -110,10 +108,7 @@ METHODS = {
     "bloomkit RedisBloomFilter.add_many": (bloomkit_open, bloomkit_page, ["seen:bloomkit", "seen:bloomkit:bits:0"]),
     **{
         f"bloomkit RedisBloomFilter.add_many, error_rate / 2{label}": (
-            bloomkit_half_opener(k),
-            bloomkit_page,
-            ["seen:bloomkit", "seen:bloomkit:bits:0"],
-        )
+            bloomkit_half_opener(k), bloomkit_page, ["seen:bloomkit", "seen:bloomkit:bits:0"])
         for k, label in [(None, ""), (3, ", num_hashes=3"), (2, ", num_hashes=2"), (1, ", num_hashes=1")]
     },
     "Redis SET (SADD pipelined)": (set_open, set_page, ["seen:set"]),
@@ -151,9 +146,7 @@ def run_method(url, method, args):
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(args.processes + 1)
     results = context.Queue()
-    workers = [
-        context.Process(target=worker, args=(url, method, args, p, barrier, results)) for p in range(args.processes)
-    ]
+    workers = [context.Process(target=worker, args=(url, method, args, p, barrier, results)) for p in range(args.processes)]
     for process in workers:
         process.start()
     barrier.wait()
@@ -165,9 +158,8 @@ def run_method(url, method, args):
     server_cpu = _server_cpu(client) - server_cpu
     pages = sum(-(-len(FRONTIER[p :: args.processes]) // args.page) for p in range(args.processes))
     stats = client.info("commandstats")
-    per_call = {
-        name[len("cmdstat_") :]: stat["usec_per_call"] for name, stat in stats.items() if stat["calls"] >= pages // 2
-    }
+    per_call = {name[len("cmdstat_"):]: stat["usec_per_call"] for name, stat in stats.items()
+                if stat["calls"] >= pages // 2}
     used = client.info("memory")["used_memory"] - base
     structure = sum(client.memory_usage(key, samples=0) or 0 for key in METHODS[method][2])
     new = sum(item[2] for item in outcome)
@@ -187,17 +179,9 @@ def run_method(url, method, args):
         fpr = 0.0
         exact = "exact"
     client.close()
-    return {
-        "wall": wall,
-        "new": new,
-        "used_memory": used,
-        "structure": structure,
-        "fpr": fpr,
-        "exact": exact,
-        "client_us": 1e6 * sum(item[3] for item in outcome) / len(outcome),
-        "server_us": 1e6 * server_cpu / pages,
-        "per_call": per_call,
-    }
+    return {"wall": wall, "new": new, "used_memory": used, "structure": structure, "fpr": fpr, "exact": exact,
+            "client_us": 1e6 * sum(item[3] for item in outcome) / len(outcome), "server_us": 1e6 * server_cpu / pages,
+            "per_call": per_call}
 
 
 def _server_cpu(client) -> float:
@@ -236,11 +220,8 @@ def main():
     methods = [m for m in METHODS if module or not m.startswith("RedisBloom")]
     import bloomkit
 
-    libs = {
-        "bloomkit": bloomkit.__version__ if hasattr(bloomkit, "__version__") else "this checkout",
-        "redis-py": redis.__version__,
-        "RedisBloom module": module or "not installed (row skipped)",
-    }
+    libs = {"bloomkit": bloomkit.__version__ if hasattr(bloomkit, "__version__") else "this checkout",
+            "redis-py": redis.__version__, "RedisBloom module": module or "not installed (row skipped)"}
     print(f"{time.strftime('%H:%M:%S')} building the frontier", file=sys.stderr)
     FRONTIER.extend(make_frontier(args.urls, args.distinct, seed=1))
     best: dict = {}
@@ -256,16 +237,12 @@ def main():
     set_rate = args.urls / best["Redis SET (SADD pipelined)"]["wall"]
     rb = best.get("RedisBloom BF.MADD")
     rb_rate = args.urls / rb["wall"] if rb else None
-    print(
-        f"## {args.processes} processes, {args.urls:,} links ({args.distinct:,} distinct URLs), pages of {args.page}, error_rate {args.error_rate}"
-    )
+    print(f"## {args.processes} processes, {args.urls:,} links ({args.distinct:,} distinct URLs), pages of {args.page}, error_rate {args.error_rate}")
     print()
-    print(
-        f"Best of {args.repeats} interleaved rounds; URLs/s = links checked-and-added per second by all "
-        "processes together (wall clock). Memory = `MEMORY USAGE` of the structure's keys (SAMPLES 0). "
-        '"missed" = distinct URLs never reported new (false positives at insert time); '
-        f"FPR measured on {args.probes:,} absent URLs."
-    )
+    print(f"Best of {args.repeats} interleaved rounds; URLs/s = links checked-and-added per second by all "
+          "processes together (wall clock). Memory = `MEMORY USAGE` of the structure's keys (SAMPLES 0). "
+          "\"missed\" = distinct URLs never reported new (false positives at insert time); "
+          f"FPR measured on {args.probes:,} absent URLs.")
     print()
     print("| method | URLs/s | vs SET | vs RedisBloom | memory | reported new | missed | measured FPR | check |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -273,16 +250,12 @@ def main():
         r = best[method]
         rate = args.urls / r["wall"]
         vs_rb = f"{rate / rb_rate:.2f}×" if rb_rate else "n/a"
-        print(
-            f"| {method} | {rate:,.0f} | {rate / set_rate:.2f}× | {vs_rb} | {r['structure'] / 2**20:.1f} MiB | "
-            f"{r['new']:,} | {args.distinct - r['new']:,} | {r['fpr']:.3%} | {r['exact']} |"
-        )
+        print(f"| {method} | {rate:,.0f} | {rate / set_rate:.2f}× | {vs_rb} | {r['structure'] / 2**20:.1f} MiB | "
+              f"{r['new']:,} | {args.distinct - r['new']:,} | {r['fpr']:.3%} | {r['exact']} |")
     print()
-    print(
-        "Where a page's time goes (same best round): CPU per page of one client process (`time.process_time`), "
-        "redis-server CPU per page (`INFO cpu`, user + sys, all its work: parsing, executing, replying, "
-        "network), and the server's own time per command (`INFO commandstats` usec_per_call)."
-    )
+    print("Where a page's time goes (same best round): CPU per page of one client process (`time.process_time`), "
+          "redis-server CPU per page (`INFO cpu`, user + sys, all its work: parsing, executing, replying, "
+          "network), and the server's own time per command (`INFO commandstats` usec_per_call).")
     print()
     print("| method | client CPU µs/page | server CPU µs/page | usec_per_call |")
     print("|---|---:|---:|---|")
