@@ -221,7 +221,7 @@ def main():
     import bloomkit
 
     libs = {"bloomkit": bloomkit.__version__ if hasattr(bloomkit, "__version__") else "this checkout",
-            "redis-py": redis.__version__, "RedisBloom module": module or "not installed (row skipped)"}
+            "redis-py": redis.__version__, "RedisBloom module": module.split("site-packages/")[-1] if module else "not installed (row skipped)"}
     print(f"{time.strftime('%H:%M:%S')} building the frontier", file=sys.stderr)
     FRONTIER.extend(make_frontier(args.urls, args.distinct, seed=1))
     best: dict = {}
