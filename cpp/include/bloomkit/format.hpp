@@ -152,6 +152,8 @@ class Murmur3Stream {
         detail::mix_tail(h1, h2, block_, pending_);
         return detail::finalize(h1, h2, length_);
     }
+    // Bytes hashed so far.
+    uint64_t length() const { return length_; }
 
   private:
     uint64_t h1_, h2_;
