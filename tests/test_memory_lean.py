@@ -44,9 +44,9 @@ SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
         f = bloomkit.CountingBloomFilter(230_000_000)  # 4-bit counters, 1.03 GiB
         f.update(np.arange(1_000_000, dtype=np.uint64))
     elif kind == "scalable":
-        # Grown: a full 1.86 MiB first slice and a ~1 GiB second one.
+        # Grown: a full first slice (1.9 MiB) and a ~1 GiB second one.
         f = bloomkit.ScalableBloomFilter(1_000_000, growth=600)
-        f.update(np.arange(1_000_001, dtype=np.uint64))
+        f.update(np.arange(1_100_000, dtype=np.uint64))  # some are false positives, not new
         assert f.num_slices == 2
     elif kind == "cuckoo":
         f = bloomkit.CuckooFilter(800_000_000)  # ~1 GiB of 10-bit fingerprints

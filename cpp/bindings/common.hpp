@@ -98,8 +98,8 @@ template <class Core>
 Guarded<Core>* read_guarded(bloomkit::ByteSource& source, py::handle key) {
     const std::optional<bloomkit::SipKey> master = master_key(key);
     bloomkit::FrameInfo info;
-    std::unique_ptr<Guarded<Core>> filter(AccessGuard::without_gil(
-        [&] { return new Guarded<Core>(bloomkit::read_frame<Core>(source, &info)); }));
+    std::unique_ptr<Guarded<Core>> filter(
+        AccessGuard::without_gil([&] { return new Guarded<Core>(bloomkit::read_frame<Core>(source, &info)); }));
     apply_frame_key(*filter, info, master);
     return filter.release();
 }

@@ -257,8 +257,7 @@ class FrameReader {
         StreamReader r(source_, uint64_t(header_.params_length) + header_.padding, &hash_);
         r.bytes(params_.data(), params_.size(), "params");
         r.zeros(header_.padding, "padding before the payload");
-        if (header_.keyed)
-            info_.key_check = {detail::load_le64(params_.data()), detail::load_le64(params_.data() + 8)};
+        if (header_.keyed) info_.key_check = {detail::load_le64(params_.data()), detail::load_le64(params_.data() + 8)};
         payload_ = StreamReader(source_, header_.payload_length, &hash_);
     }
 
