@@ -1,9 +1,10 @@
 """Reading and atomically writing serialized filters.
 
 Reading checks the 24-byte header (magic, version, type, lengths) before
-anything else and then reads exactly the frame length it declares into one
-buffer of that size, so a wrong file (``bloomkit info /dev/zero``, a 2 GB
-text file passed as a filter) fails after 24 bytes, not after reading it all.
+anything else and then reads exactly the frame length it declares (a regular
+file straight into the filter, anything else into one buffer of that size),
+so a wrong file (``bloomkit info /dev/zero``, a 2 GB text file passed as a
+filter) fails after 24 bytes, not after reading it all.
 
 Writing replaces the target atomically (temporary file, fsync, rename) and
 keeps everything about it except the content: the mode and, where the

@@ -128,21 +128,11 @@ class FdSource : public ByteSource {
 // straight into the caller's arrays, each byte through `hash` (if any).
 // Asking for more than is left, or a source that ends early, is a
 // FormatError "truncated data while reading <what>" (ByteReader's message).
-class StreamReader {
+class StreamReader : public FieldReader<StreamReader> {
   public:
     StreamReader(ByteSource& source, uint64_t length, Murmur3Stream* hash)
         : source_(&source), remaining_(length), hash_(hash) {}
 
-    uint8_t u8(const char* what) { return static_cast<uint8_t>(get_le(1, what)); }
-    uint16_t u16(const char* what) { return static_cast<uint16_t>(get_le(2, what)); }
-    uint32_t u32(const char* what) { return static_cast<uint32_t>(get_le(4, what)); }
-    uint64_t u64(const char* what) { return get_le(8, what); }
-    double f64(const char* what) {
-        const uint64_t bits = u64(what);
-        double v;
-        std::memcpy(&v, &bits, sizeof v);
-        return v;
-    }
     // `count` bytes into `out`.
     void bytes(uint8_t* out, uint64_t count, const char* what) {
         if (count > remaining_) truncated(what);
@@ -194,6 +184,7 @@ class StreamReader {
     }
 
   private:
+    friend class FieldReader<StreamReader>;
     static constexpr uint64_t kMaxStep = uint64_t(1) << 30;
     [[noreturn]] static void truncated(const char* what) {
         throw FormatError(std::string("truncated data while reading ") + what);
