@@ -30,12 +30,15 @@
 
 #include "format.hpp"
 
-#if !defined(_WIN32)
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <cerrno>
+
+#if defined(_WIN32)
+#include <io.h>
+#else
+#include <unistd.h>
 #endif
 
 namespace bloomkit {
@@ -73,17 +76,24 @@ class SpanSource : public ByteSource {
     size_t pos_ = 0;
 };
 
-#if !defined(_WIN32)
-// An open file, read from offset 0 whatever its position (pread) when it is
-// a regular file, else sequentially from where it is. Small reads (fields)
-// go through a buffer; large ones (bit arrays, tables) go straight to their
-// destination.
+// An open file, read from offset 0 whatever its position when it is a
+// regular file (pread; Windows: a seek to 0 first), else sequentially from
+// where it is. Small reads (fields) go through a buffer; large ones (bit
+// arrays, tables) go straight to their destination.
 class FdSource : public ByteSource {
   public:
     explicit FdSource(int fd) : fd_(fd) {
+#if defined(_WIN32)
+        struct _stat64 info;
+        if (::_fstat64(fd, &info) != 0) throw std::system_error(errno, std::generic_category(), "fstat");
+        regular_ = (info.st_mode & _S_IFMT) == _S_IFREG;
+        if (regular_ && ::_lseeki64(fd, 0, SEEK_SET) < 0)
+            throw std::system_error(errno, std::generic_category(), "seeking in the filter file");
+#else
         struct stat info;
         if (::fstat(fd, &info) != 0) throw std::system_error(errno, std::generic_category(), "fstat");
         regular_ = S_ISREG(info.st_mode);
+#endif
         size_ = regular_ ? static_cast<uint64_t>(info.st_size) : 0;
     }
     size_t read_some(uint8_t* out, size_t len) override {
@@ -107,7 +117,11 @@ class FdSource : public ByteSource {
     size_t raw_read(uint8_t* out, size_t len) {
         len = std::min(len, size_t(1) << 30);
         for (;;) {
+#if defined(_WIN32)
+            const int n = ::_read(fd_, out, static_cast<unsigned>(len));
+#else
             const ssize_t n = regular_ ? ::pread(fd_, out, len, static_cast<off_t>(offset_)) : ::read(fd_, out, len);
+#endif
             if (n >= 0) {
                 offset_ += static_cast<uint64_t>(n);
                 return static_cast<size_t>(n);
@@ -122,7 +136,6 @@ class FdSource : public ByteSource {
     std::vector<uint8_t> buffer_ = std::vector<uint8_t>(kBuffer);
     size_t begin_ = 0, end_ = 0;
 };
-#endif
 
 // Reads exactly `length` bytes of a source, as little-endian fields or
 // straight into the caller's arrays, each byte through `hash` (if any).
