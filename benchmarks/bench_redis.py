@@ -109,7 +109,7 @@ METHODS = {
     **{
         f"bloomkit RedisBloomFilter.add_many, error_rate / 2{label}": (
             bloomkit_half_opener(k), bloomkit_page, ["seen:bloomkit", "seen:bloomkit:bits:0"])
-        for k, label in [(None, ""), (3, ", num_hashes=3"), (2, ", num_hashes=2")]
+        for k, label in [(None, ""), (3, ", num_hashes=3"), (2, ", num_hashes=2"), (1, ", num_hashes=1")]
     },
     "Redis SET (SADD pipelined)": (set_open, set_page, ["seen:set"]),
     "RedisBloom BF.MADD": (redisbloom_open, redisbloom_page, ["seen:redisbloom"]),
@@ -221,7 +221,7 @@ def main():
     import bloomkit
 
     libs = {"bloomkit": bloomkit.__version__ if hasattr(bloomkit, "__version__") else "this checkout",
-            "redis-py": redis.__version__, "RedisBloom module": module or "not installed (row skipped)"}
+            "redis-py": redis.__version__, "RedisBloom module": module.split("site-packages/")[-1] if module else "not installed (row skipped)"}
     print(f"{time.strftime('%H:%M:%S')} building the frontier", file=sys.stderr)
     FRONTIER.extend(make_frontier(args.urls, args.distinct, seed=1))
     best: dict = {}

@@ -386,3 +386,81 @@ def test_fewer_hashes_trade_memory_for_server_work(client):
     with pytest.raises(TypeError, match="num_hashes must be an int"):
         RedisBloomFilter(client, "k4", n, p, num_hashes=2.0)
     assert client.exists("k4") == 0
+
+
+# -- the connection a filter keeps between batches (_HeldConnection) ----------------
+def _add_in_forked_child(remote, keys, results):
+    # Uses the parent's filter object, whose held connection is the parent's socket.
+    results.put(int((~remote.add_many(keys)).sum()))
+
+
+def test_filter_keeps_one_connection_and_a_forked_child_uses_its_own(client):
+    remote = RedisBloomFilter(client, "held", 20_000, 0.01)
+    first, second, third = url_keys(0, 3000), url_keys(3000, 3000), url_keys(6000, 3000)
+    remote.update(first)
+    pool = client.connection_pool
+    held = remote._link._connection
+    assert held is not None and held in pool._in_use_connections
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_add_in_forked_child, args=(remote, second, results))
+    child.start()
+    new_in_child = results.get(timeout=60)
+    child.join(60)
+    assert child.exitcode == 0 and new_in_child > 0.98 * len(second)
+    # The parent's socket was left alone: its next batch reads its own replies.
+    assert remote.add_many(first).all()
+    remote.update(third)
+    assert remote._link._connection is held
+    assert remote.contains_many(first + second + third).all()
+    local = bloomkit.BloomFilter(20_000, 0.01)
+    local.update(first + second + third)
+    assert remote.to_local() == local
+    # Garbage collection hands the connection back to the pool.
+    del remote
+    import gc
+
+    gc.collect()
+    assert held not in pool._in_use_connections and held in pool._available_connections
+
+
+def test_threads_share_a_filter_and_its_connection(client):
+    import threading
+
+    remote = RedisBloomFilter(client, "threads", 40_000, 0.01)
+    parts = [url_keys(i * 5000, 5000) for i in range(4)]
+    errors = []
+
+    def add(part):
+        try:
+            for start in range(0, len(part), 50):
+                remote.update(part[start : start + 50])
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=add, args=(part,)) for part in parts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    every = [key for part in parts for key in part]
+    local = bloomkit.BloomFilter(40_000, 0.01)
+    local.update(every)
+    assert remote.to_local() == local
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_small_or_blocking_pools_are_never_held(redis_url, blocking):
+    pool_class = redis.BlockingConnectionPool if blocking else redis.ConnectionPool
+    pool = pool_class.from_url(redis_url, max_connections=1, **({"timeout": 5} if blocking else {}))
+    client = redis.Redis(connection_pool=pool)
+    client.flushdb()
+    remote = RedisBloomFilter(client, "small-pool", 1000, 0.01)
+    keys = url_keys(0, 200)
+    assert not remote.add_many(keys).any()
+    # The application's own command still gets the pool's only connection.
+    assert client.set("app-key", b"1") and client.get("app-key") == b"1"
+    assert remote.add_many(keys).all()
+    assert remote._link._connection is None
+    client.close()

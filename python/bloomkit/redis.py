@@ -25,6 +25,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import threading
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +50,8 @@ _MAX_SHARD_BITS = 2**32
 _OPS_PER_COMMAND = 1 << 16
 # Bytes per GETRANGE/SETRANGE when whole shards or frames are moved.
 _TRANSFER_CHUNK = 32 << 20
+# A pool this small may need every connection for the application's own commands.
+_MIN_POOL_TO_HOLD = 8
 _META_KIND = "bloomkit.RedisBloomFilter"
 _META_VERSION = 1
 
@@ -57,19 +62,73 @@ _SET_BIT = (b"BITFIELD", b"SET", b"1")
 _GET_BIT = (b"BITFIELD_RO", b"GET", b"")
 
 
-def _round_trip(client, packed: list) -> list:
+def _round_trip(connection, packed: list) -> list:
     """Send pre-packed commands in one write and read their replies (a pipeline without redis-py's encoder)."""
-    pool = client.connection_pool
-    connection = pool.get_connection()
     try:
         connection.send_packed_command(packed)
         return [connection.read_response() for _ in packed]
     except BaseException:
-        # A reply may be left unread: never hand this connection out again.
+        # A reply may be left unread: drop the socket (the next send reconnects).
         connection.disconnect()
         raise
+
+
+def _pooled_round_trip(pool, packed: list) -> list:
+    connection = pool.get_connection()
+    try:
+        return _round_trip(connection, packed)
     finally:
         pool.release(connection)
+
+
+def _release_if_owner(pool, connection, pid: int) -> None:
+    if os.getpid() == pid:  # a forked child never hands back its parent's socket
+        pool.release(connection)
+
+
+class _HeldConnection:
+    """One connection a filter keeps checked out of the client's pool for its batches.
+
+    Checking a connection out of redis-py's pool and back in costs about as
+    much client CPU as the round trip itself (~25 µs with redis-py 8.1,
+    benchmarks/results/2026-11-24-redis-crawler-held.md), paid on every page a
+    crawler checks. A filter therefore keeps one connection between batches,
+    when the pool has room to spare: never from a ``BlockingConnectionPool``
+    or a pool of fewer than 8 connections, where holding one could starve the
+    application's own commands. A thread that finds the held connection busy
+    (another thread is mid-batch) uses the pool as before; a forked child
+    leaves its parent's socket alone and checks out its own. The connection
+    goes back to the pool when the filter is garbage-collected.
+    """
+
+    def __init__(self, client):
+        from redis import BlockingConnectionPool
+
+        self._pool = client.connection_pool
+        self._lock = threading.Lock()
+        self._connection = None
+        self._pid = 0
+        self._finalizer = None
+        self._holds = not isinstance(self._pool, BlockingConnectionPool) and (
+            getattr(self._pool, "max_connections", 0) >= _MIN_POOL_TO_HOLD
+        )
+
+    def round_trip(self, packed: list) -> list:
+        if not self._holds or not self._lock.acquire(blocking=False):
+            return _pooled_round_trip(self._pool, packed)
+        try:
+            if self._connection is None or self._pid != os.getpid():
+                self._check_out()
+            return _round_trip(self._connection, packed)
+        finally:
+            self._lock.release()
+
+    def _check_out(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer.detach()  # the parent's connection, seen from a forked child
+        connection = self._pool.get_connection()
+        self._connection, self._pid = connection, os.getpid()
+        self._finalizer = weakref.finalize(self, _release_if_owner, self._pool, connection, self._pid)
 
 
 def _decode(value):
@@ -121,6 +180,7 @@ class RedisBloomFilter:
     ):
         _check_client(client)
         self._client = client
+        self._link = _HeldConnection(client)
         self.key = str(key)
         stored = self._read_meta()
         if capacity is None:
@@ -149,6 +209,7 @@ class RedisBloomFilter:
         _check_client(client)
         instance = cls.__new__(cls)
         instance._client = client
+        instance._link = _HeldConnection(client)
         instance.key = str(key)
         stored = instance._read_meta()
         geometry = _Geometry(
@@ -278,7 +339,7 @@ class RedisBloomFilter:
                     )
                 )
                 plan.append((where, first, len(part)))
-        for (where, first, count), reply in zip(plan, _round_trip(self._client, packed)):
+        for (where, first, count), reply in zip(plan, self._link.round_trip(packed)):
             # Every reply is 0 or 1 (u1 fields): bytes() packs the list in C.
             bits = np.frombuffer(bytes(reply), dtype=np.uint8)
             if where is None:
