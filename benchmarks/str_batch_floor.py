@@ -108,8 +108,10 @@ def main() -> None:
                     best[name] = min(best[name], time.perf_counter() - start)
                 finally:
                     gc.enable()
-    print(f"n = {n:,} URL-like str (fresh objects each round), best of {args.repeats}; "
-          f"load average {os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}")
+    print(
+        f"n = {n:,} URL-like str (fresh objects each round), best of {args.repeats}; "
+        f"load average {os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}"
+    )
     print()
     print("| piece | ns/key |")
     print("|---|---:|")

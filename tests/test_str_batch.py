@@ -33,7 +33,9 @@ def run_python(source: str, env: "dict | None" = None) -> subprocess.CompletedPr
 
 
 def urls(count: int, start: int = 0) -> list:
-    return [f"https://example.com/path/{i}/item?id={(i * 2654435761) & 0xFFFFFFFF}" for i in range(start, start + count)]
+    return [
+        f"https://example.com/path/{i}/item?id={(i * 2654435761) & 0xFFFFFFFF}" for i in range(start, start + count)
+    ]
 
 
 class Tagged(str):

@@ -538,17 +538,20 @@ bloomkit::BlockDigestKeys KeyBatch::object_keys() const {
     // No thread waits for that lock while holding the GIL (guard.hpp), so
     // this cannot deadlock. Python errors become C++ exceptions that carry
     // only a message, safe to unwind without the GIL.
-    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t, Hash128* out) {
-        py::gil_scoped_acquire gil;
-        try {
-            hash_objects(first, count, out);
-        } catch (py::error_already_set& e) {
-            const bool type_error = e.matches(PyExc_TypeError);
-            const std::string message = e.what();
-            if (type_error) throw py::type_error(message);
-            throw py::value_error(message);
-        }
-    }, kObjectBlock);
+    return bloomkit::BlockDigestKeys(
+        count_,
+        [this](size_t first, size_t count, uint32_t, Hash128* out) {
+            py::gil_scoped_acquire gil;
+            try {
+                hash_objects(first, count, out);
+            } catch (py::error_already_set& e) {
+                const bool type_error = e.matches(PyExc_TypeError);
+                const std::string message = e.what();
+                if (type_error) throw py::type_error(message);
+                throw py::value_error(message);
+            }
+        },
+        kObjectBlock);
 }
 
 void KeyBatch::from_objects(py::handle sequence) {
