@@ -12,11 +12,16 @@
 // into the field validation that is worth fuzzing (an input with a random
 // checksum stops at the first check).
 //
+// Every input is also read through a source that hands out a few bytes at a
+// time with no size known (TrickleSource, like a pipe): it must be accepted
+// or rejected exactly as from memory, and give the same filter.
+//
 // Build and run: .ci/fuzz.sh. Inputs that once crashed are kept in
 // fuzz/regressions/ and replayed by tests/test_fuzz_regressions.py.
 #include <bloomkit/counting_bloom.hpp>
 #include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
+#include <bloomkit/frame_reader.hpp>
 #include <bloomkit/scalable_bloom.hpp>
 #include <bloomkit/spark_sketch.hpp>
 
@@ -62,12 +67,61 @@ void exercise(const uint8_t* data, size_t size) {
     (void)filter.nbytes();
 }
 
+// The bytes handed out a few at a time with no size known in advance, as a
+// pipe gives them: the streaming reader (frame_reader.hpp) must find every
+// short, long or corrupt frame while reading, without the up-front length
+// check a buffer or a regular file allows.
+class TrickleSource : public ByteSource {
+  public:
+    TrickleSource(const uint8_t* data, size_t size) : data_(data), size_(size), step_(1 + size % 13) {}
+    size_t read_some(uint8_t* out, size_t len) override {
+        size_t n = len < step_ ? len : step_;
+        if (n > size_ - pos_) n = size_ - pos_;
+        if (n > 0) std::memcpy(out, data_ + pos_, n);
+        pos_ += n;
+        return n;
+    }
+    bool known_size(uint64_t&) const override { return false; }
+
+  private:
+    const uint8_t* data_;
+    size_t size_, step_, pos_ = 0;
+};
+
+template <class Filter>
+bool loads_from_stream(const uint8_t* data, size_t size, const Filter* expected) {
+    TrickleSource source(data, size);
+    try {
+        const Filter filter = read_frame<Filter>(source);
+        if (expected != nullptr && !(filter == *expected)) {
+            std::fprintf(stderr, "the frame read in pieces differs from the frame read from memory\n");
+            std::abort();
+        }
+        return true;
+    } catch (const FormatError&) {
+        return false;
+    } catch (const OutOfMemory&) {
+        return false;
+    }
+}
+
 template <class Filter>
 void try_load(const uint8_t* data, size_t size) {
+    bool accepted = false;
     try {
+        const Filter filter = Filter::deserialize(data, size);
+        accepted = true;
+        if (!loads_from_stream<Filter>(data, size, &filter)) {
+            std::fprintf(stderr, "a frame accepted from memory is rejected when read in pieces\n");
+            std::abort();
+        }
         exercise<Filter>(data, size);
     } catch (const FormatError&) {
     } catch (const OutOfMemory&) {
+    }
+    if (!accepted && loads_from_stream<Filter>(data, size, nullptr)) {
+        std::fprintf(stderr, "a frame rejected from memory is accepted when read in pieces\n");
+        std::abort();
     }
 }
 

@@ -169,6 +169,56 @@ def test_load_from_a_pipe_reads_exactly_the_declared_length(tmp_path):
     assert loaded.to_bytes() == frame
 
 
+def small_filters():
+    filters = [
+        bloomkit.BloomFilter(1000),
+        bloomkit.CountingBloomFilter(1000),
+        bloomkit.ScalableBloomFilter(100),
+        bloomkit.CuckooFilter(1000, auto_grow=True),
+    ]
+    for f in filters:
+        f.update(range(250))  # the scalable filter grows to 2 slices, the cuckoo filter stays in one stage
+    return filters
+
+
+def core_from_pipe(cls, data: bytes):
+    """A filter built by the core's file constructor (``fd=``) from a pipe holding ``data``."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    try:
+        instance = cls.__new__(cls)
+        cls._core_class.__init__(instance, fd=read_end)
+        return instance
+    finally:
+        os.close(read_end)
+
+
+@pytest.mark.parametrize("filt", small_filters(), ids=lambda f: type(f).__name__)
+def test_a_file_cut_anywhere_is_truncated_data_while_it_is_read(filt):
+    # A pipe has no size to check up front, so each cut is found by the
+    # streaming reader where it happens (frame_reader.hpp): in the params, an
+    # array, the padding or the checksum; a longer stream is extended data.
+    frame = filt.to_bytes()
+    assert core_from_pipe(type(filt), frame) == filt
+    parts = set()
+    for cut in range(24, len(frame), max(1, len(frame) // 97)):
+        with pytest.raises(ValueError, match="^truncated data while reading ") as error:
+            core_from_pipe(type(filt), frame[:cut])
+        parts.add(str(error.value).removeprefix("truncated data while reading "))
+    with pytest.raises(ValueError, match="^truncated data while reading checksum$"):
+        core_from_pipe(type(filt), frame[:-1])
+    with pytest.raises(ValueError, match="^extended data: more bytes follow"):
+        core_from_pipe(type(filt), frame + b"\0")
+    array = {
+        "BloomFilter": "bit array",
+        "CountingBloomFilter": "counters",
+        "ScalableBloomFilter": "bit array",
+        "CuckooFilter": "fingerprint table",
+    }[type(filt).__name__]
+    assert {"params", array} <= parts, parts
+
+
 def test_header_declaring_an_impossible_length_is_refused():
     header = b"\x89BKF\r\n\x1a\n" + struct.pack("<HHIQ", 1, 1, 32, U64_MAX - 10)
     with pytest.raises(ValueError, match="impossibly large"):

@@ -12,7 +12,6 @@ using bloomkit::BloomFilter;
 using bloomkit::BloomGeometry;
 
 void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls);  // mapped.cpp
-void bind_lean_load(py::class_<Guarded<BloomFilter>>& cls);                     // lean_load.cpp
 
 void bind_bloom(py::module_& m) {
     using G = Guarded<BloomFilter>;
@@ -64,7 +63,8 @@ void bind_bloom(py::module_& m) {
     cls.def("_assign_payload", [](G& self, py::handle payload) {
         ByteBuffer buffer(payload);
         self.guard.released_write([&] {
-            bloomkit::ByteReader r(buffer.data(), buffer.size());
+            bloomkit::SpanSource source(buffer.data(), buffer.size());
+            bloomkit::StreamReader r(source, buffer.size(), nullptr);
             self.core.assign_payload(r);
         });
     });
@@ -81,7 +81,6 @@ void bind_bloom(py::module_& m) {
         return read_pair(self.guard, other.guard, [&] { return self.core.union_set_bits(other.core); });
     });
     bind_mapped_bloom(m, cls);
-    bind_lean_load(cls);
 }
 
 }  // namespace bloomkit_py

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <bloomkit/format.hpp>
+#include <bloomkit/frame_reader.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -75,20 +76,32 @@ inline std::optional<bloomkit::SipKey> master_key(py::handle key) {
     return bloomkit::SipKey::from_bytes(buffer.data());
 }
 
-// Checks a frame's key check against the caller's key (the frame has been
-// validated) and makes `filter` keyed with it.
+// Checks a loaded frame's key check against the caller's key and makes
+// `filter` keyed with it.
 template <class G>
-void apply_frame_key(G& filter, const uint8_t* frame, size_t len, const std::optional<bloomkit::SipKey>& key) {
-    bloomkit::Hash128 stored{0, 0};
-    const bool keyed = bloomkit::frame_key_check(frame, len, stored);
-    if (keyed && !key)
+void apply_frame_key(G& filter, const bloomkit::FrameInfo& frame, const std::optional<bloomkit::SipKey>& key) {
+    if (frame.keyed && !key)
         throw SecretKeyError("this filter was built with a secret_key; pass the same secret_key to load it");
-    if (!keyed && key) throw SecretKeyError("this filter was built without a secret_key; load it without one");
-    if (!keyed) return;
+    if (!frame.keyed && key) throw SecretKeyError("this filter was built without a secret_key; load it without one");
+    if (!frame.keyed) return;
     const bloomkit::Hash128 expected = bloomkit::KeyHashing::key_check(*key);
-    if (expected.h1 != stored.h1 || expected.h2 != stored.h2)
+    if (expected.h1 != frame.key_check.h1 || expected.h2 != frame.key_check.h2)
         throw SecretKeyError("wrong secret_key: it does not match the key this filter was built with");
     filter.set_secret(*key);
+}
+
+// The filter whose frame `source` holds, read without the GIL straight
+// into its own storage (bloomkit/frame_reader.hpp), then keyed with `key`
+// as its frame requires. The one load path of every type, from bytes or
+// from a file.
+template <class Core>
+Guarded<Core>* read_guarded(bloomkit::ByteSource& source, py::handle key) {
+    const std::optional<bloomkit::SipKey> master = master_key(key);
+    bloomkit::FrameInfo info;
+    std::unique_ptr<Guarded<Core>> filter(
+        AccessGuard::without_gil([&] { return new Guarded<Core>(bloomkit::read_frame<Core>(source, &info)); }));
+    apply_frame_key(*filter, info, master);
+    return filter.release();
 }
 
 // Keyed filters combine only with filters of the same key (compared by key
@@ -234,10 +247,11 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     using G = Guarded<Core>;
 
     // Copy construction (copy()) and construction from a serialized frame
-    // (from_bytes / load / unpickling). The copy overload comes first: the
-    // frame overload accepts any object and reports non-buffers itself.
-    // `key` is a keyed filter's 16-byte master key (bloomkit/_keyed.py);
-    // a frame's key check must match it (apply_frame_key).
+    // (from_bytes / unpickling) or from an open file (load). The copy
+    // overload comes first: the frame overload accepts any object and
+    // reports non-buffers itself. `key` is a keyed filter's 16-byte master
+    // key (bloomkit/_keyed.py); a frame's key check must match it
+    // (apply_frame_key). Both loads copy the frame once, into the filter.
     cls.def(py::init([](G& other) {
                 return other.guard.read([&] {
                     auto* copy = new G(other.core);
@@ -247,14 +261,19 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             }),
             py::arg("other"));
     cls.def(py::init([](py::handle frame, py::handle key) {
-                const std::optional<bloomkit::SipKey> master = master_key(key);
                 ByteBuffer buffer(frame);
-                std::unique_ptr<G> filter(
-                    AccessGuard::without_gil([&] { return new G(Core::deserialize(buffer.data(), buffer.size())); }));
-                apply_frame_key(*filter, buffer.data(), buffer.size(), master);
-                return filter.release();
+                bloomkit::SpanSource source(buffer.data(), buffer.size());
+                return read_guarded<Core>(source, key);
             }),
             py::arg("frame"), py::kw_only(), py::arg("key") = py::none());
+    // `fd` (keyword-only, so no other argument is ever taken for one) is an
+    // open file whose header the caller has validated (bloomkit/_io.py); a
+    // regular file is read from offset 0, anything else from where it is.
+    cls.def(py::init([](int fd, py::handle key) {
+                bloomkit::FdSource source(fd);
+                return read_guarded<Core>(source, key);
+            }),
+            py::kw_only(), py::arg("fd"), py::arg("key") = py::none());
     cls.def(
         "_set_key",
         [](G& self, py::handle key) {

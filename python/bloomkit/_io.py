@@ -1,9 +1,10 @@
 """Reading and atomically writing serialized filters.
 
 Reading checks the 24-byte header (magic, version, type, lengths) before
-anything else and then reads exactly the frame length it declares into one
-buffer of that size, so a wrong file (``bloomkit info /dev/zero``, a 2 GB
-text file passed as a filter) fails after 24 bytes, not after reading it all.
+anything else and then reads exactly the frame length it declares (a regular
+file straight into the filter, anything else into one buffer of that size),
+so a wrong file (``bloomkit info /dev/zero``, a 2 GB text file passed as a
+filter) fails after 24 bytes, not after reading it all.
 
 Writing replaces the target atomically (temporary file, fsync, rename) and
 keeps everything about it except the content: the mode and, where the
@@ -45,10 +46,11 @@ def read_frame(path_or_bytes):
 def load_file(path, registry: dict, secret_key, expected=None):
     """The filter saved at ``path``: of class ``expected``, or the one ``registry`` maps its type tag to.
 
-    A BloomFilter in a regular file is read once, straight into the block
-    that becomes its bits (``BloomCore(fd, length)``, cpp/bindings/lean_load.cpp),
-    so loading it needs one filter's worth of memory, not two. Other types
-    are read into a buffer of the declared length and rebuilt from it.
+    A regular file is read once, straight into the filter's own storage
+    (``Core(fd=...)``: cpp/include/bloomkit/frame_reader.hpp, with the
+    checksum computed as it is read), so loading any type needs one filter's
+    worth of memory, not two. Anything else (a pipe, a character device) is
+    read into a buffer of the declared length first and rebuilt from it.
     """
     name = os.fspath(path)
     with open(path, "rb") as handle:
@@ -57,10 +59,9 @@ def load_file(path, registry: dict, secret_key, expected=None):
         cls = expected if expected is not None else registry.get(type_tag)
         if cls is None:
             raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
-        if type_tag == cls._type_tag == 1 and stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            key = _keyed.master_key(secret_key)
+        if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             instance = cls.__new__(cls)
-            cls._core_class.__init__(instance, handle.fileno(), total, key=key)
+            cls._core_class.__init__(instance, fd=handle.fileno(), key=_keyed.master_key(secret_key))
             return instance
         return cls.from_bytes(_read_rest(handle, name, header, total), secret_key=secret_key)
 

@@ -8,8 +8,13 @@
 #include <bloomkit/format.hpp>
 #include <bloomkit/scalable_bloom.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <functional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "helpers.hpp"
@@ -21,6 +26,61 @@ using bloomkit_test::distinct_keys;
 namespace {
 
 using Loader = std::function<void(const std::vector<uint8_t>&)>;
+
+// A source that hands out at most `step` bytes per read, like a pipe or a
+// slow file: every field and array read must cope with partial reads.
+class TrickleSource : public ByteSource {
+  public:
+    TrickleSource(const std::vector<uint8_t>& data, size_t step) : data_(data), step_(step) {}
+    size_t read_some(uint8_t* out, size_t len) override {
+        const size_t n = std::min({len, step_, data_.size() - pos_});
+        std::copy_n(data_.data() + pos_, n, out);
+        pos_ += n;
+        return n;
+    }
+    bool known_size(uint64_t&) const override { return false; }
+
+  private:
+    const std::vector<uint8_t>& data_;
+    size_t step_;
+    size_t pos_ = 0;
+};
+
+// The read end of a pipe holding `data` (small enough for the pipe buffer):
+// an FdSource over it has no known size, so a short frame is found short
+// while it is being read, not by a size check up front.
+struct PipeHolding {
+    int fds[2] = {-1, -1};
+    explicit PipeHolding(const uint8_t* data, size_t size) {
+        REQUIRE(::pipe(fds) == 0);
+        REQUIRE(size < 65536);
+        REQUIRE(::write(fds[1], data, size) == static_cast<ssize_t>(size));
+        ::close(fds[1]);
+    }
+    ~PipeHolding() { ::close(fds[0]); }
+    int fd() const { return fds[0]; }
+};
+
+// A regular temporary file holding `data`.
+struct FileHolding {
+    FILE* file = std::tmpfile();
+    explicit FileHolding(const std::vector<uint8_t>& data) {
+        REQUIRE(file != nullptr);
+        REQUIRE(std::fwrite(data.data(), 1, data.size(), file) == data.size());
+        REQUIRE(std::fflush(file) == 0);
+    }
+    ~FileHolding() { std::fclose(file); }
+    int fd() const { return ::fileno(file); }
+};
+
+std::string error_of(const std::function<void()>& load) {
+    try {
+        load();
+    } catch (const FormatError& e) {
+        return e.what();
+    }
+    return "";
+}
 
 template <class Filter>
 Loader loader() {
@@ -191,4 +251,97 @@ TEST_CASE("keyed frames: flag and key check round-trip, every corruption is reje
     CHECK_FALSE(frame_key_check(plain.data(), plain.size(), read));
     CHECK(peek_type(keyed.data(), keyed.size()) == FilterType::Bloom);
     check_rejects_corruption(keyed, loader<BloomFilter>());
+}
+
+// --- the streaming reader (frame_reader.hpp) over files and pipes ---
+
+namespace {
+
+// A file source truncated at every byte (so at every field and array
+// boundary): a pipe reports "truncated data while reading <what>" for the
+// part that is cut, a regular file the size mismatch before any read. The
+// arrays (`arrays`) must be among the parts found cut.
+template <class Filter>
+void check_truncated_file_sources(const std::vector<uint8_t>& frame, std::set<std::string> arrays) {
+    {
+        PipeHolding whole(frame.data(), frame.size());
+        FdSource source(whole.fd());
+        CHECK(read_frame<Filter>(source) == Filter::deserialize(frame.data(), frame.size()));
+    }
+    std::set<std::string> cut;
+    for (size_t len = 0; len < frame.size(); ++len) {
+        CAPTURE(len);
+        PipeHolding pipe(frame.data(), len);
+        FdSource source(pipe.fd());
+        const std::string error = error_of([&] { (void)read_frame<Filter>(source); });
+        if (len < kHeaderSize) {
+            CHECK(error.find("shorter than the 24-byte header") != std::string::npos);
+            continue;
+        }
+        const std::string prefix = "truncated data while reading ";
+        REQUIRE(error.rfind(prefix, 0) == 0);
+        cut.insert(error.substr(prefix.size()));
+    }
+    CHECK(cut.count("params") == 1);
+    CHECK(cut.count("checksum") == 1);
+    for (const std::string& array : arrays) {
+        CAPTURE(array);
+        CHECK(cut.count(array) == 1);
+    }
+    for (size_t len : {size_t(0), size_t(31), kHeaderSize + 8, frame.size() / 2, frame.size() - 1}) {
+        CAPTURE(len);
+        FileHolding file(std::vector<uint8_t>(frame.begin(), frame.begin() + static_cast<ptrdiff_t>(len)));
+        FdSource source(file.fd());
+        const std::string error = error_of([&] { (void)read_frame<Filter>(source); });
+        CHECK((error.find("do not match the " + std::to_string(len) + "-byte buffer") != std::string::npos ||
+               error.find("minimum frame") != std::string::npos));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("file sources truncated at every array boundary are rejected while reading") {
+    check_truncated_file_sources<BloomFilter>(bloom_frame(), {"bit array"});
+    check_truncated_file_sources<CountingBloomFilter>(counting_frame(), {"counters"});
+    check_truncated_file_sources<ScalableBloomFilter>(
+        scalable_frame(), {"slice count", "padding after the slice table", "bit array", "padding after a slice"});
+    check_truncated_file_sources<CuckooFilter>(cuckoo_frame(), {"stage count", "fingerprint table"});
+}
+
+TEST_CASE("a frame read in pieces, from a file or a pipe, is the frame read from memory") {
+    const auto frame = scalable_frame();
+    const ScalableBloomFilter expected = ScalableBloomFilter::deserialize(frame.data(), frame.size());
+    for (size_t step : {1, 3, 8, 13, 4096}) {
+        CAPTURE(step);
+        TrickleSource source(frame, step);
+        CHECK(read_frame<ScalableBloomFilter>(source) == expected);
+    }
+    FileHolding file(frame);
+    ::lseek(file.fd(), 17, SEEK_SET);  // a regular file is read from offset 0 wherever it is
+    FdSource source(file.fd());
+    FrameInfo info;
+    CHECK(read_frame<ScalableBloomFilter>(source, &info) == expected);
+    CHECK(info.version == kFormatVersion);
+    CHECK_FALSE(info.keyed);
+}
+
+TEST_CASE("a pipe with bytes after the frame is extended data") {
+    auto frame = cuckoo_frame();
+    frame.push_back(0);
+    PipeHolding pipe(frame.data(), frame.size());
+    FdSource source(pipe.fd());
+    CHECK_THROWS_WITH_AS(read_frame<CuckooFilter>(source), doctest::Contains("extended data"), FormatError);
+}
+
+TEST_CASE("a corrupt frame says checksum mismatch, whatever field the corruption hits first") {
+    // Params and payload are checked while they are read, before the
+    // checksum is known; a rejected field must still be reported as the
+    // checksum mismatch it is when the checksum does not match.
+    const auto frame = frame_with(FilterType::Bloom, bloom_params(64, 0, 10, 0.01), 8);  // num_hashes 0
+    CHECK_THROWS_WITH_AS(loader<BloomFilter>()(frame), doctest::Contains("num_hashes"), FormatError);
+    auto corrupt = frame;
+    corrupt[kHeaderSize + 40] ^= 1;  // a payload bit: num_hashes is still 0, and the checksum is wrong
+    CHECK(error_of([&] { loader<BloomFilter>()(corrupt); }) == "checksum mismatch: the data is corrupt");
+    TrickleSource source(corrupt, 5);
+    CHECK(error_of([&] { (void)read_frame<BloomFilter>(source); }) == "checksum mismatch: the data is corrupt");
 }

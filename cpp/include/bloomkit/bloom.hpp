@@ -15,6 +15,7 @@
 
 #include "bits.hpp"
 #include "format.hpp"
+#include "frame_reader.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
 #include "layouts.hpp"
@@ -68,8 +69,10 @@ struct BloomGeometry {
     }
 
     // Reads those 32 bytes, unchecked; the layout comes from elsewhere (the
-    // version 2 params, or classic for version 1).
-    static BloomGeometry read_fields(ByteReader& r) {
+    // version 2 params, or classic for version 1). `r` is a ByteReader
+    // (params) or a StreamReader (a scalable filter's slice records).
+    template <class Reader>
+    static BloomGeometry read_fields(Reader& r) {
         BloomGeometry g;
         g.num_bits = r.u64("num_bits");
         g.num_hashes = r.u32("num_hashes");
@@ -330,7 +333,7 @@ class BloomFilter {
 
     // Replaces the bits by a validated payload (bloomkit.redis). Only for
     // private memory: a mapped filter's bits are the file's.
-    void assign_payload(ByteReader& r) {
+    void assign_payload(StreamReader& r) {
         write_words();
         if (!bits_.owned()) throw ReadOnlyError("the bits of a file-backed filter cannot be replaced");
         BloomFilter replacement = read_payload(geometry_, r);
@@ -338,9 +341,10 @@ class BloomFilter {
         *this = std::move(replacement);
     }
 
-    // Reads the payload for an already validated geometry; the caller has
-    // checked that enough bytes remain before this allocates.
-    static BloomFilter read_payload(const BloomGeometry& geometry, ByteReader& r) {
+    // Reads the payload for an already validated geometry straight into the
+    // new filter's bits; the declared payload must hold them before this
+    // allocates.
+    static BloomFilter read_payload(const BloomGeometry& geometry, StreamReader& r) {
         const uint64_t words = BitArray::words_for(geometry.num_bits);
         if (words > r.remaining() / sizeof(uint64_t))
             throw FormatError("payload is " + std::to_string(r.remaining()) + " bytes but num_bits " +
@@ -379,25 +383,32 @@ class BloomFilter {
     }
 
     // The geometry in a frame's params: version 1 frames are classic.
-    static BloomGeometry read_params(const Frame& frame) {
-        ByteReader params(frame.params, frame.params_length);
+    static BloomGeometry read_params(uint16_t version, ByteReader params) {
         BloomGeometry g = BloomGeometry::read_fields(params);
         check_stored(g);  // the common fields first, so their errors are named
-        if (frame.version >= 2) {
+        if (version >= 2) {
             g.layout = BloomGeometry::read_layout(params);
             check_stored(g);
         }
         params.expect_end("params");
         return g;
     }
+    static BloomGeometry read_params(const Frame& frame) {
+        return read_params(frame.version, ByteReader(frame.params, frame.params_length));
+    }
+
+    // --- loading (frame_reader.hpp: read_frame<BloomFilter>(source)) ---
+
+    static constexpr FilterType kFrameType = FilterType::Bloom;
+
+    static BloomFilter read_from(FrameReader& frame) {
+        const BloomGeometry geometry = read_params(frame.version(), frame.params());
+        return read_payload(geometry, frame.payload());
+    }
 
     static BloomFilter deserialize(const uint8_t* data, size_t len) {
-        const Frame frame = parse_frame(data, len, FilterType::Bloom);
-        const BloomGeometry geometry = read_params(frame);
-        ByteReader payload(frame.payload, frame.payload_length);
-        BloomFilter filter = read_payload(geometry, payload);
-        payload.expect_end("payload");
-        return filter;
+        SpanSource source(data, len);
+        return read_frame<BloomFilter>(source);
     }
 
   private:
@@ -406,16 +417,21 @@ class BloomFilter {
     // The bits for reading or writing, after the checks every operation
     // needs on a file-backed filter: not closed, and (to write) not mapped
     // read-only — a write there would be a SIGSEGV, so it is refused first.
+    // The throws are out of line so that the checks inline into every
+    // per-key add and lookup as two loads and a branch.
     const BitArray& read_bits() const {
-        if (closed_) throw ClosedError("I/O operation on closed filter");
+        if (closed_) throw_closed();
         return bits_;
     }
     const uint64_t* read_words() const { return read_bits().words(); }
     uint64_t* write_words() {
-        read_bits();
-        if (read_only())
-            throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
+        if (closed_ || read_only()) throw_not_writable();
         return bits_.words();
+    }
+    [[noreturn]] BLOOMKIT_COLD static void throw_closed() { throw ClosedError("I/O operation on closed filter"); }
+    [[noreturn]] BLOOMKIT_COLD void throw_not_writable() const {
+        read_bits();
+        throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
     }
 
     BloomGeometry geometry_;

@@ -17,6 +17,7 @@
 #include "bits.hpp"
 #include "bloom.hpp"
 #include "format.hpp"
+#include "frame_reader.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
 #include "prefetch.hpp"
@@ -191,9 +192,12 @@ class CountingBloomFilter {
             [&](ByteWriter& w) { w.words(counters_.words(), counters_.num_words()); });
     }
 
-    static CountingBloomFilter deserialize(const uint8_t* data, size_t len) {
-        const Frame frame = parse_frame(data, len, FilterType::CountingBloom);
-        ByteReader params(frame.params, frame.params_length);
+    static constexpr FilterType kFrameType = FilterType::CountingBloom;
+
+    // The params and the counters, read straight into the new filter's
+    // counter array (frame_reader.hpp).
+    static CountingBloomFilter read_from(FrameReader& frame) {
+        ByteReader params = frame.params();
         const BloomGeometry geometry = BloomGeometry::read(params, Layout::Classic);
         const uint32_t counter_bits = params.u32("counter_bits");
         if (!CounterArray::valid_width(counter_bits))
@@ -203,17 +207,20 @@ class CountingBloomFilter {
         params.expect_end("params");
 
         const uint64_t words = CounterArray::words_for(geometry.num_bits, counter_bits);
-        if (words != frame.payload_length / sizeof(uint64_t) || frame.payload_length % sizeof(uint64_t) != 0)
-            throw FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but " +
+        if (words != frame.payload_length() / sizeof(uint64_t) || frame.payload_length() % sizeof(uint64_t) != 0)
+            throw FormatError("payload is " + std::to_string(frame.payload_length()) + " bytes but " +
                               std::to_string(geometry.num_bits) + " counters of " + std::to_string(counter_bits) +
                               " bits need " + std::to_string(words * 8));
         CountingBloomFilter filter(geometry, counter_bits);
-        ByteReader payload(frame.payload, frame.payload_length);
-        payload.words(filter.counters_.words(), words, "counters");
-        payload.expect_end("payload");
+        frame.payload().words(filter.counters_.words(), words, "counters");
         if (!filter.counters_.padding_is_clear()) throw FormatError("counters set beyond num_bits in the last word");
         filter.nonzero_ = filter.counters_.nonzero_count();
         return filter;
+    }
+
+    static CountingBloomFilter deserialize(const uint8_t* data, size_t len) {
+        SpanSource source(data, len);
+        return read_frame<CountingBloomFilter>(source);
     }
 
   private:

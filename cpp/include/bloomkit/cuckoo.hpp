@@ -30,6 +30,7 @@
 #include "cuckoo_table.hpp"
 #include "fingerprint_table.hpp"
 #include "format.hpp"
+#include "frame_reader.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
 #include "prefetch.hpp"
@@ -401,9 +402,12 @@ class CuckooFilter {
             });
     }
 
-    static CuckooFilter deserialize(const uint8_t* data, size_t len) {
-        const Frame frame = parse_frame(data, len, FilterType::Cuckoo);
-        ByteReader params(frame.params, frame.params_length);
+    static constexpr FilterType kFrameType = FilterType::Cuckoo;
+
+    // The params, then each stage read straight into its table
+    // (frame_reader.hpp).
+    static CuckooFilter read_from(FrameReader& frame) {
+        ByteReader params = frame.params();
         const CuckooGeometry g = CuckooGeometry::read(params);
         const uint8_t num_stages = params.u8("num_stages");
         params.expect_end("params");
@@ -411,21 +415,24 @@ class CuckooFilter {
         if (num_stages < 1 || num_stages > g.max_stages())
             throw FormatError("num_stages " + std::to_string(num_stages) + " is outside [1, " +
                               std::to_string(g.max_stages()) + "] for these parameters");
-        // The frame length was checked against the real buffer, so once the
-        // params imply exactly that payload length every allocation below is
-        // bounded by the bytes actually supplied.
+        // The declared payload length bounds what the source holds (its real
+        // size, or the caller's bound), so once the params imply exactly that
+        // length every allocation below is bounded by it.
         const uint64_t expected = payload_length(g, num_stages);
-        if (frame.payload_length != expected)
-            throw FormatError("payload is " + std::to_string(frame.payload_length) + " bytes but the parameters need " +
-                              std::to_string(expected));
+        if (frame.payload_length() != expected)
+            throw FormatError("payload is " + std::to_string(frame.payload_length()) +
+                              " bytes but the parameters need " + std::to_string(expected));
         CuckooFilter filter(g);
-        ByteReader payload(frame.payload, frame.payload_length);
         for (size_t s = 0; s < num_stages; ++s) {
             if (s > 0) filter.add_stage();
-            filter.stages_[s].read(payload);
+            filter.stages_[s].read(frame.payload());
         }
-        payload.expect_end("payload");
         return filter;
+    }
+
+    static CuckooFilter deserialize(const uint8_t* data, size_t len) {
+        SpanSource source(data, len);
+        return read_frame<CuckooFilter>(source);
     }
 
   private:

@@ -12,6 +12,7 @@
 
 #include "fingerprint_table.hpp"
 #include "format.hpp"
+#include "frame_reader.hpp"
 #include "hash.hpp"
 
 namespace bloomkit {
@@ -282,12 +283,13 @@ class CuckooTable {
     // Reads one stage whose shape the caller has validated and whose bytes
     // it has checked are present; rejects any content the filter could not
     // have produced.
-    void read(ByteReader& r) {
+    void read(StreamReader& r) {
         const uint64_t stored_count = r.u64("stage count");
         const uint64_t victim_bucket = r.u64("victim bucket");
         const uint32_t victim_fp = r.u32("victim fingerprint");
         const uint8_t victim_used = r.u8("victim flag");
-        const uint8_t* reserved = r.bytes(3, "stage reserved bytes");
+        uint8_t reserved[3];
+        r.bytes(reserved, 3, "stage reserved bytes");
         if (reserved[0] != 0 || reserved[1] != 0 || reserved[2] != 0)
             throw FormatError("stage reserved bytes must be zero");
         if (victim_used > 1) throw FormatError("victim flag must be 0 or 1, got " + std::to_string(victim_used));
@@ -303,8 +305,7 @@ class CuckooTable {
         } else if (victim_fp != 0 || victim_bucket != 0) {
             throw FormatError("an unused victim slot must hold fingerprint 0 and bucket 0");
         }
-        const uint8_t* packed = r.bytes(table_.nbytes(), "fingerprint table");
-        std::memcpy(table_.data(), packed, table_.nbytes());
+        r.bytes(table_.data(), table_.nbytes(), "fingerprint table");
         if (!table_.padding_is_clear()) throw FormatError("bits set past the last slot of the fingerprint table");
         uint64_t actual = victim_used;
         for (uint64_t slot = 0; slot < table_.num_slots(); ++slot) {

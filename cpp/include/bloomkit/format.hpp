@@ -152,6 +152,8 @@ class Murmur3Stream {
         detail::mix_tail(h1, h2, block_, pending_);
         return detail::finalize(h1, h2, length_);
     }
+    // Bytes hashed so far.
+    uint64_t length() const { return length_; }
 
   private:
     uint64_t h1_, h2_;
@@ -232,22 +234,33 @@ class ByteWriter {
     size_t used_ = 0;
 };
 
-// Reads little-endian fields from a bounded span; reading past the end is a
-// FormatError naming what was being read.
-class ByteReader {
+// The typed fields of a reader (ByteReader, frame_reader.hpp's StreamReader)
+// whose get_le(width, what) reads one little-endian integer; `what` names the
+// field in a truncation error.
+template <class Reader>
+class FieldReader {
   public:
-    ByteReader(const uint8_t* data, size_t len) : data_(data), len_(len) {}
-
-    uint8_t u8(const char* what) { return static_cast<uint8_t>(get_le(1, what)); }
-    uint16_t u16(const char* what) { return static_cast<uint16_t>(get_le(2, what)); }
-    uint32_t u32(const char* what) { return static_cast<uint32_t>(get_le(4, what)); }
-    uint64_t u64(const char* what) { return get_le(8, what); }
+    uint8_t u8(const char* what) { return static_cast<uint8_t>(self().get_le(1, what)); }
+    uint16_t u16(const char* what) { return static_cast<uint16_t>(self().get_le(2, what)); }
+    uint32_t u32(const char* what) { return static_cast<uint32_t>(self().get_le(4, what)); }
+    uint64_t u64(const char* what) { return self().get_le(8, what); }
     double f64(const char* what) {
         const uint64_t bits = u64(what);
         double v;
         std::memcpy(&v, &bits, sizeof v);
         return v;
     }
+
+  private:
+    Reader& self() { return static_cast<Reader&>(*this); }
+};
+
+// Reads little-endian fields from a bounded span; reading past the end is a
+// FormatError naming what was being read.
+class ByteReader : public FieldReader<ByteReader> {
+  public:
+    ByteReader(const uint8_t* data, size_t len) : data_(data), len_(len) {}
+
     const uint8_t* bytes(size_t count, const char* what) {
         require(count, what);
         const uint8_t* p = data_ + pos_;
@@ -274,6 +287,7 @@ class ByteReader {
     }
 
   private:
+    friend class FieldReader<ByteReader>;
     [[noreturn]] static void truncated(const char* what) {
         throw FormatError(std::string("truncated data while reading ") + what);
     }

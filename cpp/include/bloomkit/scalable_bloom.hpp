@@ -25,6 +25,7 @@
 
 #include "bloom.hpp"
 #include "format.hpp"
+#include "frame_reader.hpp"
 #include "hash.hpp"
 #include "keys.hpp"
 #include "prefetch.hpp"
@@ -245,22 +246,25 @@ class ScalableBloomFilter {
             });
     }
 
-    static ScalableBloomFilter deserialize(const uint8_t* data, size_t len) {
-        const Frame frame = parse_frame(data, len, FilterType::ScalableBloom);
-        const bool padded = frame.version >= 2;
+    static constexpr FilterType kFrameType = FilterType::ScalableBloom;
+
+    // The params, the slice table (every record checked, and the bytes the
+    // bits need added up, before any bit array is allocated), then each
+    // slice's bits read straight into it (frame_reader.hpp).
+    static ScalableBloomFilter read_from(FrameReader& frame) {
+        const bool padded = frame.version() >= 2;
         auto padding = [&](uint64_t size) { return padded ? line_padding(size) : 0; };
-        ByteReader params_reader(frame.params, frame.params_length);
+        ByteReader params_reader = frame.params();
         uint32_t num_slices = 0;
         const ScalableParams params = ScalableParams::read(params_reader, padded, num_slices);
         check_stored(params);
+        const uint64_t payload_length = frame.payload_length();
         if (num_slices == 0) throw FormatError("invalid stored parameters: num_slices must be at least 1");
-        if (num_slices > frame.payload_length / kSliceRecordSize)
-            throw FormatError("payload of " + std::to_string(frame.payload_length) + " bytes is too short for " +
+        if (num_slices > payload_length / kSliceRecordSize)
+            throw FormatError("payload of " + std::to_string(payload_length) + " bytes is too short for " +
                               std::to_string(num_slices) + " slice records");
 
-        // The slice table: every record is checked, and the bytes its bits
-        // need are added up, before any bit array is allocated.
-        ByteReader payload(frame.payload, frame.payload_length);
+        StreamReader& payload = frame.payload();
         std::vector<BloomGeometry> geometries;
         std::vector<uint64_t> counts;
         geometries.reserve(num_slices);
@@ -293,7 +297,7 @@ class ScalableBloomFilter {
                                   std::to_string(g.capacity));
             if (i + 1 < num_slices && count != g.capacity)
                 throw FormatError(where + "a slice before the newest must be full");
-            const uint64_t available = frame.payload_length - table_bytes;
+            const uint64_t available = payload_length - table_bytes;
             const uint64_t words = BitArray::words_for(g.num_bits);
             if (bits_bytes > available || words > (available - bits_bytes) / sizeof(uint64_t))
                 throw FormatError(where + "num_bits " + std::to_string(g.num_bits) +
@@ -313,8 +317,12 @@ class ScalableBloomFilter {
             filter.slices_.push_back(Slice{BloomFilter::read_payload(geometries[i], payload), counts[i]});
             payload.zeros(padding(filter.slices_.back().filter.payload_length()), "padding after a slice");
         }
-        payload.expect_end("payload");
         return filter;
+    }
+
+    static ScalableBloomFilter deserialize(const uint8_t* data, size_t len) {
+        SpanSource source(data, len);
+        return read_frame<ScalableBloomFilter>(source);
     }
 
   private:

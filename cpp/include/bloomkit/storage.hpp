@@ -113,16 +113,6 @@ class WordStorage {
         return s;
     }
 
-    // Words inside a block of private memory that `block` owns (a file read
-    // whole into one buffer: bloomkit.load keeps the payload where it was
-    // read instead of copying it). Counts as owned: only this process writes
-    // it and it lives as long as this storage.
-    static WordStorage adopt(uint64_t* words, uint64_t num_words, std::shared_ptr<void> block) {
-        WordStorage s = borrow(words, num_words, std::move(block), StorageAccess::Private);
-        s.adopted_ = true;
-        return s;
-    }
-
     // Copies are always owned and private (a copy of a mapped filter is an
     // ordinary one).
     WordStorage(const WordStorage& other) : WordStorage(other.size_) {
@@ -143,7 +133,7 @@ class WordStorage {
     const uint64_t& back() const { return data_[size_ - 1]; }
     uint64_t* data() { return data_; }
     const uint64_t* data() const { return data_; }
-    bool owned() const { return data_ == nullptr || owned_ != nullptr || adopted_; }
+    bool owned() const { return data_ == nullptr || owned_ != nullptr; }
     StorageAccess access() const { return access_; }
     uint64_t* begin() { return data_; }
     uint64_t* end() { return data_ + size_; }
@@ -164,7 +154,6 @@ class WordStorage {
         std::swap(owned_, other.owned_);
         std::swap(keep_alive_, other.keep_alive_);
         std::swap(access_, other.access_);
-        std::swap(adopted_, other.adopted_);
     }
 
     uint64_t* data_ = nullptr;
@@ -172,7 +161,6 @@ class WordStorage {
     std::unique_ptr<uint64_t, detail::AlignedFree> owned_;
     std::shared_ptr<void> keep_alive_;
     StorageAccess access_ = StorageAccess::Private;
-    bool adopted_ = false;
 };
 
 }  // namespace bloomkit
