@@ -286,3 +286,18 @@ def fuzz_corruptions(blob: bytes, loader: str, trials: int = 3000, seed: int = 1
         f"fuzzing crashed or accepted corrupt data: rc={result.returncode}\n{result.stdout}\n{result.stderr}"
     )
     return result.stdout
+
+
+def run_python(source: str, timeout: float = 120, env: "dict | None" = None) -> subprocess.CompletedProcess:
+    """Run ``source`` (dedented) in a fresh interpreter; capture its output."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def assert_exits_cleanly(source: str, runs: int = 3) -> None:
+    """``source`` ends its main thread (daemon threads still busy) with status 0 after printing "exiting"."""
+    for _ in range(runs):
+        result = run_python(source)
+        assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+        assert result.stdout.strip() == "exiting"

@@ -8,22 +8,12 @@ from __future__ import annotations
 
 import inspect
 import pickle
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import bloomkit
-from support import ALL_TYPES, growable
-
-
-def run_python(source: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True, timeout=timeout
-    )
-
+from support import ALL_TYPES, assert_exits_cleanly, growable, run_python
 
 # -- defect 3: GIL discipline ------------------------------------------------
 
@@ -103,10 +93,7 @@ def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
         time.sleep(0.3)
         print("exiting")
     """
-    for _ in range(3):
-        result = run_python(source)
-        assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
-        assert result.stdout.strip() == "exiting"
+    assert_exits_cleanly(source)
 
 
 # -- defect 4: buffers -------------------------------------------------------

@@ -12,24 +12,16 @@ safe with threads, interpreter exit and fork.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
 import threading
 
 import numpy as np
 import pytest
 
 import bloomkit
+from support import assert_exits_cleanly, run_python
 
 # More than one block of the object path (131072 keys) and far above the split threshold.
 N = 300_000
-
-
-def run_python(source: str, env: "dict | None" = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(source)], capture_output=True, text=True, timeout=300, env=env
-    )
 
 
 def urls(count: int, start: int = 0) -> list:
@@ -193,7 +185,7 @@ def test_one_thread_setting_gives_the_same_filter():
     """
     digests = set()
     for setting in ("1", "2"):
-        result = run_python(source, env={**os.environ, "BLOOMKIT_BATCH_THREADS": setting})
+        result = run_python(source, timeout=300, env={**os.environ, "BLOOMKIT_BATCH_THREADS": setting})
         assert result.returncode == 0, result.stderr[-2000:]
         digests.add(result.stdout.strip())
     assert len(digests) == 1
@@ -214,10 +206,7 @@ def test_interpreter_exit_with_daemon_threads_inside_str_batches():
         time.sleep(0.5)
         print("exiting")
     """
-    for _ in range(3):
-        result = run_python(source)
-        assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
-        assert result.stdout.strip() == "exiting"
+    assert_exits_cleanly(source)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -245,6 +234,6 @@ def test_fork_after_and_during_str_batches():
         busy.join()
         print(results, [p.exitcode for p in procs])
     """
-    result = run_python(source)
+    result = run_python(source, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[True, True] [0, 0]"
