@@ -169,6 +169,27 @@ inline bool exact_int_value(PyObject* obj, uint64_t& out) {
 #endif
 }
 
+// The canonical bytes of a key that can be read in place with no Python
+// call: an exact str in compact ASCII form (its UTF-8 is its data, as
+// PyUnicode_AsUTF8AndSize would return) or an exact bytes object. Only
+// reads immutable object memory, so the helper thread of split_under_gil
+// may run it. Other keys (non-ASCII str, subclasses, numbers, buffers)
+// return false and go through canonical_key().
+inline bool plain_key_bytes(PyObject* obj, const uint8_t*& data, size_t& size) {
+    if (PyUnicode_CheckExact(obj)) {
+        if (!PyUnicode_IS_COMPACT_ASCII(obj)) return false;
+        data = static_cast<const uint8_t*>(PyUnicode_DATA(obj));
+        size = static_cast<size_t>(PyUnicode_GET_LENGTH(obj));
+        return true;
+    }
+    if (PyBytes_CheckExact(obj)) {
+        data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj));
+        size = static_cast<size_t>(PyBytes_GET_SIZE(obj));
+        return true;
+    }
+    return false;
+}
+
 // Every key the fast paths of hash_key() do not take. Out of line so that
 // its CanonicalKey (a Py_buffer, ~0x98 bytes of stack frame) is not set up
 // on every per-key call.
@@ -180,16 +201,18 @@ Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
     // The single-key path (add, in, ...): the two commonest keys skip the
     // CanonicalKey the general path builds (a Py_buffer is zeroed, moved and
     // released per key). An exact int in [-2**63, 2**64) hashes its 8
-    // little-endian bytes; a compact ASCII str is its own UTF-8. Same bytes,
+    // little-endian bytes; a compact ASCII str or exact bytes is read in
+    // place (plain_key_bytes, shared with the list batches). Same bytes,
     // same digest as canonical_key() (tests/test_hash.py), keyed or not.
     PyObject* obj = key.ptr();
     if (PyLong_CheckExact(obj)) {
         uint64_t value;
         if (exact_int_value(obj, value)) return hashing.integer(value);
         // Other values: the general path decides (and raises out of range).
-    } else if (PyUnicode_CheckExact(obj) && PyUnicode_IS_COMPACT_ASCII(obj)) {
-        return hashing.bytes(static_cast<const uint8_t*>(PyUnicode_DATA(obj)),
-                             static_cast<size_t>(PyUnicode_GET_LENGTH(obj)));
+    } else {
+        const uint8_t* data;
+        size_t size;
+        if (plain_key_bytes(obj, data, size)) return hashing.bytes(data, size);
     }
     return hash_key_general(key, hashing);
 }
@@ -468,27 +491,6 @@ constexpr size_t kObjectPrefetch = 8;
 // block split over two threads (gil_split.hpp) pays one thread start per
 // ~65k keys.
 constexpr size_t kObjectBlock = 131072;
-
-// The canonical bytes of a key that can be read in place with no Python
-// call: an exact str in compact ASCII form (its UTF-8 is its data, as
-// PyUnicode_AsUTF8AndSize would return) or an exact bytes object. Only
-// reads immutable object memory, so the helper thread of split_under_gil
-// may run it. Other keys (non-ASCII str, subclasses, numbers, buffers)
-// return false and go through canonical_key().
-inline bool plain_key_bytes(PyObject* obj, const uint8_t*& data, size_t& size) {
-    if (PyUnicode_CheckExact(obj)) {
-        if (!PyUnicode_IS_COMPACT_ASCII(obj)) return false;
-        data = static_cast<const uint8_t*>(PyUnicode_DATA(obj));
-        size = static_cast<size_t>(PyUnicode_GET_LENGTH(obj));
-        return true;
-    }
-    if (PyBytes_CheckExact(obj)) {
-        data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj));
-        size = static_cast<size_t>(PyBytes_GET_SIZE(obj));
-        return true;
-    }
-    return false;
-}
 
 }  // namespace
 
