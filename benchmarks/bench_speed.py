@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 
 P = 0.01
 PEER_LIST_CAP = 10_000_000
+SIMD_LEVELS = ["auto"]  # --simd
 
 
 # ------------------------------------------------------------------ peers
@@ -130,6 +131,32 @@ def interleaved_best(contenders: dict, repeats: int, refresh=None) -> dict:
     return best
 
 
+def bloomkit_variants(bk, layouts):
+    """[(contender name, layout, setup wrapper)] for every layout and SIMD level of the run.
+
+    With ``--simd portable,avx2`` each layout runs once per kernel level, as
+    separate interleaved contenders ("bloomkit split_block [avx2]"); the
+    wrapper switches the level (``bloomkit._core._set_simd_level``) in the
+    untimed setup. Both levels build identical filters, so a lookup contender
+    may share its filter with the other level's.
+    """
+    out = []
+    for layout in layouts:
+        for level in SIMD_LEVELS:
+            name = f"bloomkit {layout}" + (f" [{level}]" if len(SIMD_LEVELS) > 1 else "")
+
+            def wrap(setup, level=level):
+                def with_level():
+                    if level != "auto":
+                        bk._core._set_simd_level(level)
+                    return setup()
+
+                return with_level
+
+            out.append((name, layout, wrap))
+    return out
+
+
 def loop_add(add, keys):
     for k in keys:
         add(k)
@@ -201,18 +228,19 @@ def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
         for op in ("add", "in"):
             contenders, counts = {}, {}
             names_bk = []
-            for layout in layouts:
-                name = f"bloomkit {layout}"
+            filled = {}
+            for name, layout, wrap in bloomkit_variants(bk, layouts):
                 names_bk.append(name)
                 if op == "add":
                     contenders[name] = (
-                        lambda layout=layout: bk.BloomFilter(n, P, layout=layout),
+                        wrap(lambda layout=layout: bk.BloomFilter(n, P, layout=layout)),
                         lambda f: loop_add(f.add, keys),
                     )
                 else:
-                    f = bk.BloomFilter(n, P, layout=layout)
-                    f.update(keys)
-                    contenders[name] = (lambda f=f: f, lambda f: loop_in(f, keys))
+                    if layout not in filled:
+                        filled[layout] = bk.BloomFilter(n, P, layout=layout)
+                        filled[layout].update(keys)
+                    contenders[name] = (wrap(lambda f=filled[layout]: f), lambda f: loop_in(f, keys))
             for pname, peer in peers.items():
                 if pname == "fastbloom-rs":
                     add_one = peer["add_one" if kind == "int" else "add_one_str"]
@@ -260,15 +288,17 @@ def bloomkit_batch_contenders(bk, layouts, n, keys, op):
     ``contains_many(keys)`` on a filter already holding them.
     """
     contenders, filters = {}, {}
-    for layout in layouts:
-        name = f"bloomkit {layout}"
+    for name, layout, wrap in bloomkit_variants(bk, layouts):
         if op == "add":
-            contenders[name] = (lambda layout=layout: bk.BloomFilter(n, P, layout=layout), lambda f: f.update(keys))
+            contenders[name] = (
+                wrap(lambda layout=layout: bk.BloomFilter(n, P, layout=layout)),
+                lambda f: f.update(keys),
+            )
         else:
-            f = bk.BloomFilter(n, P, layout=layout)
-            f.update(keys)
-            filters[layout] = f
-            contenders[name] = (lambda f=f: f, lambda f: f.contains_many(keys))
+            if layout not in filters:
+                filters[layout] = bk.BloomFilter(n, P, layout=layout)
+                filters[layout].update(keys)
+            contenders[name] = (wrap(lambda f=filters[layout]: f), lambda f: f.contains_many(keys))
     return contenders, filters
 
 
@@ -474,7 +504,14 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="accuracy,per-key,numpy,str", help="comma-separated parts to run")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--simd",
+        default="auto",
+        help="comma-separated SIMD levels to run bloomkit with, as separate contenders "
+        "(e.g. portable,avx2); 'auto' keeps the level chosen at import",
+    )
     args = ap.parse_args(argv)
+    SIMD_LEVELS[:] = [x for x in args.simd.split(",") if x]
     layouts = [x for x in args.layouts.split(",") if x]
     parts = set(args.only.split(","))
 
@@ -490,6 +527,10 @@ def main(argv=None) -> int:
     print()
     C.print_machine(info, C.LIB_STATUS)
     print(f"error_rate {P}; best of {args.repeats} interleaved rounds; ns/key is wall time / keys.")
+    print()
+    print(
+        f"bloomkit SIMD level at import: {bk._core.simd_level()} (CPU and build support: {bk._core.simd_supported()})"
+    )
     print()
     report = Report()
     started = time.time()

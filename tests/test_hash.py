@@ -74,3 +74,31 @@ def test_single_key_fast_paths_equal_the_canonical_bytes():
         f = bloomkit.BloomFilter(100, 0.01)
         f.add(value)
         assert value in f and f.contains_many([value]).all()
+
+
+def test_exact_int_digit_boundaries_hash_like_their_bytes():
+    # hash_key reads an exact int's 30-bit digits directly (CPython 3.9-3.11):
+    # every digit count, sign and both ends of [-2**63, 2**64) against mmh3.
+    values = [0, 2**90, -(2**90)]
+    for bits in range(1, 66):
+        for v in (2**bits - 1, 2**bits, 2**bits + 1):
+            values += [v, -v]
+    f = bloomkit.BloomFilter(1000, 0.01)
+    inside = 0
+    for value in values:
+        if -(2**63) <= value < 2**64:
+            le = (value % 2**64).to_bytes(8, "little")
+            assert bloomkit.hash128(value, 9) == mmh3.hash128(le, 9, signed=False), value
+            f.add(value)
+            assert value in f
+            inside += 1
+        else:
+            with pytest.raises(ValueError, match=r"^key is an int outside \[-2\*\*63, 2\*\*64\)"):
+                bloomkit.hash128(value, 9)
+            with pytest.raises(ValueError, match=r"^key is an int outside \[-2\*\*63, 2\*\*64\)"):
+                f.add(value)
+    # Outside: 2**64, 2**64 + 1, 2**65 - 1 .. 2**65 + 1, their negatives, -(2**63 + 1), +-(2**90).
+    assert len(values) - inside == 14
+    # Exact values, not Python's hash(): these two are one key to hash().
+    assert hash(12345) == hash(12345 + 2**61 - 1)
+    assert bloomkit.hash128(12345) != bloomkit.hash128(12345 + 2**61 - 1)

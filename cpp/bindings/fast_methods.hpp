@@ -26,13 +26,21 @@ namespace py = pybind11;
 // pybind11 layout is "simple" (one C++ base), so the value pointer is read
 // straight from the instance instead of through pybind11's general caster.
 // An instance made with __new__ whose __init__ never ran holds no object.
+// The rare cases live out of line so that this stays a few inlined loads
+// in every per-key call.
 template <class Self>
-Self& self_object(PyObject* self) {
+[[gnu::noinline, gnu::cold]] Self& self_object_slow(PyObject* self) {
     auto* instance = reinterpret_cast<py::detail::instance*>(self);
     if (!instance->simple_layout) return py::handle(self).cast<Self&>();
-    if (!instance->simple_holder_constructed || instance->simple_value_holder[0] == nullptr)
-        throw not_initialised(self);
-    return *static_cast<Self*>(instance->simple_value_holder[0]);
+    throw not_initialised(self);
+}
+
+template <class Self>
+inline Self& self_object(PyObject* self) {
+    auto* instance = reinterpret_cast<py::detail::instance*>(self);
+    if (instance->simple_layout && instance->simple_holder_constructed && instance->simple_value_holder[0] != nullptr)
+        return *static_cast<Self*>(instance->simple_value_holder[0]);
+    return self_object_slow<Self>(self);
 }
 
 // Wraps `Fn(self_object, key) -> py::object` as a METH_O C function.

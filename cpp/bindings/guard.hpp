@@ -14,6 +14,9 @@
 #include <bloomkit/keys.hpp>
 
 #include <exception>
+#if defined(__GLIBCXX__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#endif
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -75,6 +78,11 @@ class AccessGuard {
     // thread re-acquiring the GIL is ended by PyEval_RestoreThread with
     // pthread_exit, whose forced unwinding through a noexcept destructor calls
     // std::terminate (exit status 134 instead of 0). Here it unwinds normally.
+    // f() itself may take the GIL back (a list's keys are read a block at a
+    // time: keys.cpp, object_keys) and be ended there the same way: that
+    // forced unwinding passes through untouched (a catch (...) that
+    // swallows it aborts with "FATAL: exception not rethrown"), without
+    // re-acquiring the GIL that is ending the thread.
     template <class F>
     static auto without_gil(F&& f) -> decltype(f()) {
         using Result = decltype(f());
@@ -83,7 +91,13 @@ class AccessGuard {
         if constexpr (std::is_void<Result>::value) {
             try {
                 f();
-            } catch (...) {
+            }
+#if defined(__GLIBCXX__)
+            catch (abi::__forced_unwind&) {
+                throw;
+            }
+#endif
+            catch (...) {
                 error = std::current_exception();
             }
             PyEval_RestoreThread(state);
@@ -92,7 +106,13 @@ class AccessGuard {
             std::optional<Result> result;
             try {
                 result.emplace(f());
-            } catch (...) {
+            }
+#if defined(__GLIBCXX__)
+            catch (abi::__forced_unwind&) {
+                throw;
+            }
+#endif
+            catch (...) {
                 error = std::current_exception();
             }
             PyEval_RestoreThread(state);

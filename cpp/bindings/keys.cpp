@@ -1,7 +1,14 @@
 #include "keys.hpp"
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h>  // PyLongObject's digits (Python.h includes them from 3.11 on)
+#endif
+
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
+
+#include "gil_split.hpp"
 
 namespace bloomkit_py {
 
@@ -123,26 +130,68 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
     unsupported(key, index);
 }
 
+// The value mod 2^64 of an exact int in [-2**63, 2**64), read straight from
+// its digits; false for anything larger (the general path then raises).
+// PyLong_AsLongLongAndOverflow is ~65 instructions for a 63-bit int (one
+// loop turn per 30-bit digit with overflow checks, callgrind), more than the
+// MurmurHash3 of the 8 bytes. CPython 3.9-3.11 store a sign-magnitude digit
+// array with the digit count in ob_size; later versions changed that layout,
+// so they take the public call.
+inline bool exact_int_value(PyObject* obj, uint64_t& out) {
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    const Py_ssize_t size = Py_SIZE(obj);
+    const digit* d = reinterpret_cast<PyLongObject*>(obj)->ob_digit;
+    uint64_t magnitude;
+    switch (size < 0 ? -size : size) {
+        case 0: out = 0; return true;
+        case 1: magnitude = d[0]; break;
+        case 2: magnitude = d[0] | (uint64_t(d[1]) << 30); break;
+        case 3:
+            if (d[2] >> 4) return false;  // >= 2**64
+            magnitude = d[0] | (uint64_t(d[1]) << 30) | (uint64_t(d[2]) << 60);
+            break;
+        default: return false;
+    }
+    if (size >= 0) {
+        out = magnitude;
+        return true;
+    }
+    if (magnitude > (uint64_t(1) << 63)) return false;  // < -2**63
+    out = 0 - magnitude;                                // two's complement, as static_cast<uint64_t>(value)
+    return true;
+#else
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow != 0) return false;  // [2**63, 2**64) too: the general path decides
+    if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+    out = static_cast<uint64_t>(value);
+    return true;
+#endif
+}
+
+// Every key the fast paths of hash_key() do not take. Out of line so that
+// its CanonicalKey (a Py_buffer, ~0x98 bytes of stack frame) is not set up
+// on every per-key call.
+[[gnu::noinline]] Hash128 hash_key_general(py::handle key, const bloomkit::KeyHashing& hashing) {
+    return canonical_key(key).hash(hashing);
+}
+
 Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
     // The single-key path (add, in, ...): the two commonest keys skip the
     // CanonicalKey the general path builds (a Py_buffer is zeroed, moved and
-    // released per key). An exact int in [-2**63, 2**63) hashes its 8
+    // released per key). An exact int in [-2**63, 2**64) hashes its 8
     // little-endian bytes; a compact ASCII str is its own UTF-8. Same bytes,
     // same digest as canonical_key() (tests/test_hash.py), keyed or not.
     PyObject* obj = key.ptr();
     if (PyLong_CheckExact(obj)) {
-        int overflow = 0;
-        const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
-        if (overflow == 0) {
-            if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
-            return hashing.integer(static_cast<uint64_t>(value));
-        }
-        // [2**63, 2**64) and out-of-range values: the general path decides.
+        uint64_t value;
+        if (exact_int_value(obj, value)) return hashing.integer(value);
+        // Other values: the general path decides (and raises out of range).
     } else if (PyUnicode_CheckExact(obj) && PyUnicode_IS_COMPACT_ASCII(obj)) {
         return hashing.bytes(static_cast<const uint8_t*>(PyUnicode_DATA(obj)),
                              static_cast<size_t>(PyUnicode_GET_LENGTH(obj)));
     }
-    return canonical_key(key).hash(hashing);
+    return hash_key_general(key, hashing);
 }
 Hash128 hash_key(py::handle key, uint32_t seed) { return hash_key(key, bloomkit::KeyHashing(seed)); }
 
@@ -415,6 +464,32 @@ inline void prefetch_object(PyObject* obj) {
 
 constexpr size_t kObjectPrefetch = 8;
 
+// Digests of a list of objects held per block: 2 MiB of digests, so a
+// block split over two threads (gil_split.hpp) pays one thread start per
+// ~65k keys.
+constexpr size_t kObjectBlock = 131072;
+
+// The canonical bytes of a key that can be read in place with no Python
+// call: an exact str in compact ASCII form (its UTF-8 is its data, as
+// PyUnicode_AsUTF8AndSize would return) or an exact bytes object. Only
+// reads immutable object memory, so the helper thread of split_under_gil
+// may run it. Other keys (non-ASCII str, subclasses, numbers, buffers)
+// return false and go through canonical_key().
+inline bool plain_key_bytes(PyObject* obj, const uint8_t*& data, size_t& size) {
+    if (PyUnicode_CheckExact(obj)) {
+        if (!PyUnicode_IS_COMPACT_ASCII(obj)) return false;
+        data = static_cast<const uint8_t*>(PyUnicode_DATA(obj));
+        size = static_cast<size_t>(PyUnicode_GET_LENGTH(obj));
+        return true;
+    }
+    if (PyBytes_CheckExact(obj)) {
+        data = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj));
+        size = static_cast<size_t>(PyBytes_GET_SIZE(obj));
+        return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 PyObject* KeyBatch::object_at(size_t i) const {
@@ -427,10 +502,28 @@ PyObject* KeyBatch::object_at(size_t i) const {
     return PyList_Check(items) ? PyList_GET_ITEM(items, i) : PyTuple_GET_ITEM(items, i);
 }
 
+size_t KeyBatch::first_non_plain(size_t count) const {
+    // Plain keys are valid and rereadable as they are; only the others need
+    // canonical_key(). The scan runs no Python code, so a list cannot change.
+    size_t first[2] = {count, count};
+    split_under_gil(count, [&](size_t begin, size_t end, int half) {
+        for (size_t i = begin; i < end; ++i) {
+            if (i + kObjectPrefetch < end) prefetch_object(object_at(i + kObjectPrefetch));
+            const uint8_t* data;
+            size_t size;
+            if (!plain_key_bytes(object_at(i), data, size)) {
+                first[half] = i;
+                return;
+            }
+        }
+    });
+    return std::min(first[0], first[1]);
+}
+
 template <class Item>
 void KeyBatch::validate_objects(Py_ssize_t count, Item&& item) {
     bool deferred = true;
-    for (Py_ssize_t i = 0; i < count; ++i) {
+    for (Py_ssize_t i = static_cast<Py_ssize_t>(first_non_plain(static_cast<size_t>(count))); i < count; ++i) {
         if (static_cast<size_t>(i) + kObjectPrefetch < static_cast<size_t>(count))
             prefetch_object(item(i + static_cast<Py_ssize_t>(kObjectPrefetch)));
         py::object key = py::reinterpret_borrow<py::object>(item(i));
@@ -452,11 +545,34 @@ void KeyBatch::hash_objects(size_t first, size_t count, bloomkit::Hash128* out) 
     // Called with the GIL held. The objects were validated when the batch
     // was built; a list changed since by another thread is re-checked here
     // (its length, and each key again by canonical_key).
-    if (!object_array_ && PyList_Check(owner_.ptr()) &&
-        first + count > static_cast<size_t>(PyList_GET_SIZE(owner_.ptr())))
-        throw py::value_error("the list of keys changed size while it was being inserted");
+    const bool is_list = !object_array_ && PyList_Check(owner_.ptr());
+    auto check_size = [&](size_t end) {
+        if (is_list && end > static_cast<size_t>(PyList_GET_SIZE(owner_.ptr())))
+            throw py::value_error("the list of keys changed size while it was being inserted");
+    };
+    check_size(first + count);
+    // Plain keys are hashed in place, on two threads for a long block
+    // (gil_split.hpp); the others are marked and hashed afterwards, in
+    // order, by canonical_key() on this thread.
+    plain_.assign(count, 1);
+    size_t others[2] = {0, 0};
+    split_under_gil(count, [&](size_t begin, size_t end, int half) {
+        for (size_t j = begin; j < end; ++j) {
+            if (j + kObjectPrefetch < end) prefetch_object(object_at(first + j + kObjectPrefetch));
+            const uint8_t* data;
+            size_t size;
+            if (plain_key_bytes(object_at(first + j), data, size)) {
+                out[j] = hashing_.bytes(data, size);
+            } else {
+                plain_[j] = 0;
+                ++others[half];
+            }
+        }
+    });
+    if (others[0] + others[1] == 0) return;
     for (size_t j = 0; j < count; ++j) {
-        if (j + kObjectPrefetch < count) prefetch_object(object_at(first + j + kObjectPrefetch));
+        if (plain_[j]) continue;
+        check_size(first + j + 1);  // canonical_key() of an earlier key may have run Python code
         py::object key = py::reinterpret_borrow<py::object>(object_at(first + j));
         out[j] = canonical_key(key, static_cast<Py_ssize_t>(first + j)).hash(hashing_);
     }
@@ -468,17 +584,20 @@ bloomkit::BlockDigestKeys KeyBatch::object_keys() const {
     // No thread waits for that lock while holding the GIL (guard.hpp), so
     // this cannot deadlock. Python errors become C++ exceptions that carry
     // only a message, safe to unwind without the GIL.
-    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t, Hash128* out) {
-        py::gil_scoped_acquire gil;
-        try {
-            hash_objects(first, count, out);
-        } catch (py::error_already_set& e) {
-            const bool type_error = e.matches(PyExc_TypeError);
-            const std::string message = e.what();
-            if (type_error) throw py::type_error(message);
-            throw py::value_error(message);
-        }
-    });
+    return bloomkit::BlockDigestKeys(
+        count_,
+        [this](size_t first, size_t count, uint32_t, Hash128* out) {
+            py::gil_scoped_acquire gil;
+            try {
+                hash_objects(first, count, out);
+            } catch (py::error_already_set& e) {
+                const bool type_error = e.matches(PyExc_TypeError);
+                const std::string message = e.what();
+                if (type_error) throw py::type_error(message);
+                throw py::value_error(message);
+            }
+        },
+        kObjectBlock);
 }
 
 void KeyBatch::from_objects(py::handle sequence) {

@@ -238,6 +238,9 @@ class KeyBatch {
     template <class Item>
     void validate_objects(Py_ssize_t count, Item&& item);
     PyObject* object_at(size_t i) const;
+    // Index of the first object of [0, count) that is not a plain key
+    // (exact ASCII str or bytes, read in place), or count.
+    size_t first_non_plain(size_t count) const;
     void hash_objects(size_t first, size_t count, bloomkit::Hash128* out) const;
     bloomkit::BlockDigestKeys object_keys() const;
     bloomkit::RowKeys row_keys() const;
@@ -256,6 +259,7 @@ class KeyBatch {
     // NumPy scalar's __index__, a mutable buffer), one digest per key.
     bool object_array_ = false;
     std::vector<Hash128> digests_;
+    mutable std::vector<uint8_t> plain_;  // hash_objects(): 1 = a plain key, hashed in place
     const OffsetBatch* offsets_ = nullptr;
     const ViewBatch* views_ = nullptr;
     std::vector<std::unique_ptr<KeyBatch>> columns_;  // Rows

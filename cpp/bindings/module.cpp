@@ -3,6 +3,9 @@
 #include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/memory.hpp>
+#include <bloomkit/simd.hpp>
+
+#include <cstdlib>
 
 #include <new>
 
@@ -25,6 +28,29 @@ void bind_sizing(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "bloomkit C++ core (MurmurHash3_x64_128, filters, binary format)";
+
+    // The SIMD kernels (bloomkit/simd.hpp): the best the CPU runs, unless
+    // BLOOMKIT_SIMD ('auto', 'avx2' or 'portable') says otherwise. Read once,
+    // here, at import; an unknown or unsupported value fails the import
+    // with a ValueError naming it rather than being ignored.
+    if (const char* requested = std::getenv("BLOOMKIT_SIMD")) {
+        try {
+            bloomkit::simd::set_level(bloomkit::simd::level_from_name(requested));
+        } catch (const std::invalid_argument& e) {
+            throw py::value_error(std::string("BLOOMKIT_SIMD: ") + e.what());
+        }
+    }
+    m.def(
+        "simd_level", [] { return std::string(bloomkit::simd::level_name(bloomkit::simd::active_level())); },
+        "The SIMD kernels in use: 'avx2' or 'portable' (set with the BLOOMKIT_SIMD environment variable).");
+    m.def(
+        "simd_supported", [] { return std::string(bloomkit::simd::level_name(bloomkit::simd::supported_level())); },
+        "The best SIMD kernels this CPU and build can run: 'avx2' or 'portable'.");
+    m.def(
+        "_set_simd_level",
+        [](const std::string& name) { bloomkit::simd::set_level(bloomkit::simd::level_from_name(name)); },
+        py::arg("level"),
+        "Switch the SIMD kernels at run time (benchmarks compare both in one process; results are identical).");
 
     m.def(
         "hash128",

@@ -417,16 +417,21 @@ class BloomFilter {
     // The bits for reading or writing, after the checks every operation
     // needs on a file-backed filter: not closed, and (to write) not mapped
     // read-only — a write there would be a SIGSEGV, so it is refused first.
+    // The throws are out of line so that the checks inline into every
+    // per-key add and lookup as two loads and a branch.
     const BitArray& read_bits() const {
-        if (closed_) throw ClosedError("I/O operation on closed filter");
+        if (closed_) throw_closed();
         return bits_;
     }
     const uint64_t* read_words() const { return read_bits().words(); }
     uint64_t* write_words() {
-        read_bits();
-        if (read_only())
-            throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
+        if (closed_ || read_only()) throw_not_writable();
         return bits_.words();
+    }
+    [[noreturn]] BLOOMKIT_COLD static void throw_closed() { throw ClosedError("I/O operation on closed filter"); }
+    [[noreturn]] BLOOMKIT_COLD void throw_not_writable() const {
+        read_bits();
+        throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
     }
 
     BloomGeometry geometry_;

@@ -517,18 +517,21 @@ class NanosecondKeys {
 
 // Number of keys hashed ahead of use. Large enough that the prefetches a
 // filter issues for a chunk have landed by the time it probes the first key
-// again; small enough that the digests stay in L1 (256 * 16 B = 4 KiB).
+// again; small enough that the digests stay in L1 (256 * 16 B = 4 KiB; 1,024
+// keys were slower for lookups at 1e8 keys, 64 the same:
+// benchmarks/results/2026-11-24-prefetch-tuning.md).
 constexpr size_t kHashChunk = 256;
 
 // Hashes `keys` in chunks and hands each chunk to `consume(first_index,
 // digests, count)`. This is the only loop that turns a batch of keys into
 // digests; every filter's batch operations are built on it.
-template <class Keys, class Consume>
+// (Chunk is a parameter only so benchmarks/prefetch_tuning.cpp can sweep it.)
+template <size_t Chunk = kHashChunk, class Keys, class Consume>
 void hash_chunks(const Keys& keys, uint32_t seed, Consume&& consume) {
-    Hash128 digests[kHashChunk];
+    Hash128 digests[Chunk];
     const size_t total = keys.size();
-    for (size_t first = 0; first < total; first += kHashChunk) {
-        const size_t count = std::min(kHashChunk, total - first);
+    for (size_t first = 0; first < total; first += Chunk) {
+        const size_t count = std::min(Chunk, total - first);
         for (size_t j = 0; j < count; ++j) digests[j] = keys.hash(first + j, seed);
         consume(first, static_cast<const Hash128*>(digests), count);
     }

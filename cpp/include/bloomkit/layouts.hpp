@@ -26,6 +26,8 @@
 //   split block Bloom filter): block chosen from h1 as above, then one bit
 //   in each of the block's eight 32-bit lanes, lane i's bit being
 //   ((g mod 2^32) * salt_i mod 2^32) >> 27 for eight odd salts. k is 8.
+//   With AVX2 (chosen at run time, simd.hpp) the eight lanes are computed,
+//   tested and set at once.
 //
 // The block index uses h1 only and the in-block bits use h2 only, so the two
 // never reuse hash bits; nothing is reduced with a modulo.
@@ -34,9 +36,11 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "hash.hpp"
 #include "platform.hpp"
+#include "simd.hpp"
 
 namespace bloomkit {
 
@@ -185,6 +189,13 @@ struct Blocked512Layout {
         uint64_t m[8];
         masks(h, m);
         uint64_t* block = words + first_word(h);
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+        // Counting the new bits is most of an insert's work on baseline
+        // x86-64; the kernel counts with POPCNT (simd.hpp).
+        if constexpr (std::is_same<Or, PlainOr>::value) {
+            if (simd::active_level() == simd::Level::Avx2) return simd::blocked512_add_popcnt(block, m);
+        }
+#endif
         uint32_t newly_set = 0;
         for (int w = 0; w < 8; ++w) newly_set += platform::popcount64(m[w] & ~Or::fetch_or(block[w], m[w]));
         return newly_set;
@@ -216,10 +227,13 @@ struct SplitBlockLayout {
 
     static uint32_t lane_bit(uint32_t g, int lane) { return (g * kSalts[lane]) >> 27; }
 
+    // The 32 bits the lanes' bits come from.
+    static uint32_t lane_seed(Hash128 h) { return static_cast<uint32_t>(detail::fmix64(h.h2)); }
+
     // The key's bits as four 64-bit masks: word w holds lanes 2w (low half)
     // and 2w + 1 (high half).
     static void masks(Hash128 h, uint64_t out[4]) {
-        const uint32_t g = static_cast<uint32_t>(detail::fmix64(h.h2));
+        const uint32_t g = lane_seed(h);
         for (int w = 0; w < 4; ++w)
             out[w] = (uint64_t(1) << lane_bit(g, 2 * w)) | (uint64_t(1) << (32 + lane_bit(g, 2 * w + 1)));
     }
@@ -227,12 +241,35 @@ struct SplitBlockLayout {
     template <class F>
     void for_each_position(Hash128 h, F&& f) const {
         const uint64_t base = first_word(h) * 64;
-        const uint32_t g = static_cast<uint32_t>(detail::fmix64(h.h2));
+        const uint32_t g = lane_seed(h);
         for (int lane = 0; lane < 8; ++lane) f(base + 32 * lane + lane_bit(g, lane));
     }
 
+    // add and contains run the AVX2 kernel when it is active (simd.hpp);
+    // it reads the block's words as eight little-endian 32-bit lanes, which
+    // is the layout above on every x86-64. A shared mapping's atomic ORs
+    // stay scalar: there is no atomic 256-bit OR.
     template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+        if constexpr (std::is_same<Or, PlainOr>::value) {
+            if (simd::active_level() == simd::Level::Avx2)
+                return simd::split_block_add_avx2(words + first_word(h), lane_seed(h), kSalts);
+        }
+#endif
+        return add_scalar<Or>(words, h);
+    }
+
+    bool contains(const uint64_t* words, Hash128 h) const {
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+        if (simd::active_level() == simd::Level::Avx2)
+            return simd::split_block_contains_avx2(words + first_word(h), lane_seed(h), kSalts);
+#endif
+        return contains_scalar(words, h);
+    }
+
+    template <class Or = PlainOr>
+    uint32_t add_scalar(uint64_t* words, Hash128 h) const {
         uint64_t m[4];
         masks(h, m);
         uint64_t* block = words + first_word(h);
@@ -248,7 +285,7 @@ struct SplitBlockLayout {
         return newly_set;
     }
 
-    bool contains(const uint64_t* words, Hash128 h) const {
+    bool contains_scalar(const uint64_t* words, Hash128 h) const {
         uint64_t m[4];
         masks(h, m);
         const uint64_t* block = words + first_word(h);

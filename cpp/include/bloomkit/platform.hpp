@@ -23,6 +23,16 @@
 #define BLOOMKIT_GNU 1
 #endif
 
+// Marks a function that runs rarely (an error path), so the compiler keeps
+// it out of line and its callers small enough to inline.
+#if defined(__GNUC__) || defined(__clang__)
+#define BLOOMKIT_COLD __attribute__((noinline, cold))
+#elif defined(_MSC_VER)
+#define BLOOMKIT_COLD __declspec(noinline)
+#else
+#define BLOOMKIT_COLD
+#endif
+
 namespace bloomkit {
 namespace platform {
 

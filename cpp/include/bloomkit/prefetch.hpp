@@ -13,20 +13,24 @@
 namespace bloomkit {
 
 // How many keys ahead the batch loops prefetch: enough to keep several cache
-// misses in flight on a filter larger than the cache.
-constexpr size_t kPrefetchDistance = 8;
+// misses in flight on a filter larger than the cache. Swept from 4 to 32 with
+// benchmarks/prefetch_tuning.cpp (results/2026-11-24-prefetch-tuning.md):
+// 4 is 10-35 % slower at 1e7-1e8 keys, 8-32 are within 4 %, and 16 was at or
+// near the best for split_block add and lookup at both sizes.
+constexpr size_t kPrefetchDistance = 16;
 
 // Calls visit(j) for j in [0, count) in order, calling prefetch(items[j +
 // kPrefetchDistance]) first. The items are usually digests; a filter may
 // pass what it derived from them instead (the cuckoo filter's bucket
 // probes). prefetch must only hint (it may run for keys whose visit() later
 // sees a changed filter).
-template <class Item, class Prefetch, class Visit>
+// Distance is a parameter only so benchmarks/prefetch_tuning.cpp can sweep it.
+template <size_t Distance = kPrefetchDistance, class Item, class Prefetch, class Visit>
 void for_each_prefetched(const Item* items, size_t count, Prefetch&& prefetch, Visit&& visit) {
-    const size_t lead = count < kPrefetchDistance ? count : kPrefetchDistance;
+    const size_t lead = count < Distance ? count : Distance;
     for (size_t j = 0; j < lead; ++j) prefetch(items[j]);
     for (size_t j = 0; j < count; ++j) {
-        if (j + kPrefetchDistance < count) prefetch(items[j + kPrefetchDistance]);
+        if (j + Distance < count) prefetch(items[j + Distance]);
         visit(j);
     }
 }

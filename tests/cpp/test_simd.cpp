@@ -1,0 +1,167 @@
+// The SIMD kernels (simd.hpp) against the scalar split_block code: the same
+// bits set, the same counts of new bits, the same answers, and whole filters
+// byte-identical with the kernels on and off.
+#include <doctest/doctest.h>
+
+#include <bloomkit/bloom.hpp>
+#include <bloomkit/scalable_bloom.hpp>  // bloom_geometry_at_most
+#include <bloomkit/simd.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "helpers.hpp"
+
+using namespace bloomkit;
+using bloomkit_test::as_keys;
+using bloomkit_test::digest;
+using bloomkit_test::distinct_keys;
+using bloomkit_test::splitmix64;
+
+namespace {
+
+// Restores the active level when a test ends (the level is process-wide).
+struct LevelRestore {
+    simd::Level saved = simd::active_level();
+    ~LevelRestore() { simd::set_level(saved); }
+};
+
+BloomFilter filter_of(Layout layout, uint64_t capacity) {
+    return BloomFilter(bloom_geometry_at_most(layout, capacity, 0.01, 3));
+}
+
+}  // namespace
+
+TEST_CASE("simd: level names, parsing and refusal of unsupported levels") {
+    LevelRestore restore;
+    CHECK(simd::level_from_name("portable") == simd::Level::Portable);
+    CHECK(simd::level_from_name("auto") == simd::supported_level());
+    CHECK(simd::level_from_name("avx2") == simd::Level::Avx2);
+    CHECK_THROWS_WITH_AS(simd::level_from_name("sse9"),
+                         "unknown SIMD level 'sse9': expected 'auto', 'avx2' or 'portable'", std::invalid_argument);
+    simd::set_level(simd::Level::Portable);
+    CHECK(simd::active_level() == simd::Level::Portable);
+    if (simd::supported_level() == simd::Level::Avx2) {
+        simd::set_level(simd::Level::Avx2);
+        CHECK(simd::active_level() == simd::Level::Avx2);
+    } else {
+        CHECK_THROWS_AS(simd::set_level(simd::Level::Avx2), std::invalid_argument);
+        CHECK(simd::active_level() == simd::Level::Portable);
+    }
+#if defined(BLOOMKIT_PORTABLE)
+    CHECK(simd::supported_level() == simd::Level::Portable);
+#endif
+}
+
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+TEST_CASE("simd: AVX2 split_block kernels match the scalar code key by key") {
+    if (simd::supported_level() != simd::Level::Avx2) {
+        MESSAGE("this CPU has no AVX2: kernels not run");
+        return;
+    }
+    const SplitBlockLayout layout(256 * 64, 8);
+    // Two copies of a small filter, filled by the scalar code and by the
+    // kernel; after every insert the blocks, the counts of new bits and the
+    // answers for fresh keys must agree.
+    std::vector<uint64_t> scalar(4 * 64, 0), vector(4 * 64, 0);
+    uint32_t total_new = 0;
+    for (uint64_t i = 0; i < 5000; ++i) {
+        const Hash128 h = digest(splitmix64(i), 11);
+        const uint64_t word = layout.first_word(h);
+        const uint32_t g = SplitBlockLayout::lane_seed(h);
+        const uint32_t expected = layout.add_scalar(scalar.data(), h);
+        const uint32_t got = simd::split_block_add_avx2(vector.data() + word, g, SplitBlockLayout::kSalts);
+        REQUIRE(got == expected);
+        total_new += got;
+        REQUIRE(std::memcmp(scalar.data() + word, vector.data() + word, 32) == 0);
+        const Hash128 probe = digest(splitmix64(i + (uint64_t(1) << 40)), 11);
+        REQUIRE(simd::split_block_contains_avx2(vector.data() + layout.first_word(probe),
+                                                SplitBlockLayout::lane_seed(probe), SplitBlockLayout::kSalts) ==
+                layout.contains_scalar(scalar.data(), probe));
+        REQUIRE(simd::split_block_contains_avx2(vector.data() + word, g, SplitBlockLayout::kSalts));
+    }
+    CHECK(scalar == vector);
+    // 5000 keys into 64 blocks saturate them: most inserts set nothing new,
+    // early ones set all eight bits, so the counts were really compared.
+    CHECK(total_new > 64 * 8 / 2);
+    CHECK(total_new <= 64 * 256);
+    // A lookup fails when exactly one of the key's eight bits is missing,
+    // whichever lane it is in.
+    std::vector<uint64_t> block(4, 0);
+    const Hash128 h = digest(12345, 0);
+    const SplitBlockLayout one_block(256, 8);
+    CHECK(simd::split_block_add_avx2(block.data(), SplitBlockLayout::lane_seed(h), SplitBlockLayout::kSalts) == 8);
+    for (int lane = 0; lane < 8; ++lane) {
+        std::vector<uint64_t> damaged = block;
+        const uint32_t bit = 32 * lane + SplitBlockLayout::lane_bit(SplitBlockLayout::lane_seed(h), lane);
+        damaged[bit / 64] &= ~(uint64_t(1) << (bit % 64));
+        CHECK_FALSE(
+            simd::split_block_contains_avx2(damaged.data(), SplitBlockLayout::lane_seed(h), SplitBlockLayout::kSalts));
+        CHECK_FALSE(one_block.contains_scalar(damaged.data(), h));
+    }
+}
+
+TEST_CASE("simd: blocked512 POPCNT insert kernel matches the scalar code") {
+    if (simd::supported_level() != simd::Level::Avx2) {
+        MESSAGE("this CPU has no AVX2/POPCNT: kernel not run");
+        return;
+    }
+    for (uint32_t k : {1u, 7u, 8u, 16u}) {
+        CAPTURE(k);
+        const Blocked512Layout layout(512 * 16, k);
+        std::vector<uint64_t> scalar(8 * 16, 0), vector(8 * 16, 0);
+        uint64_t total_new = 0;
+        for (uint64_t i = 0; i < 3000; ++i) {
+            const Hash128 h = digest(splitmix64(i), 5);
+            uint64_t m[8];
+            layout.masks(h, m);
+            const uint64_t word = layout.first_word(h);
+            // The scalar reference: eight SWAR popcounts of the new bits.
+            uint32_t expected = 0;
+            for (int w = 0; w < 8; ++w) {
+                expected += platform::popcount64(m[w] & ~scalar[word + w]);
+                scalar[word + w] |= m[w];
+            }
+            const uint32_t got = simd::blocked512_add_popcnt(vector.data() + word, m);
+            REQUIRE(got == expected);
+            total_new += got;
+        }
+        CHECK(scalar == vector);
+        // Over half the bits the inserts could set are set (counts really compared).
+        CHECK(total_new > std::min<uint64_t>(3000 * k, 16 * 512) / 2);
+    }
+}
+#endif
+
+TEST_CASE("simd: filters of every layout are byte-identical at every level") {
+    LevelRestore restore;
+    for (Layout layout : {Layout::Classic, Layout::Blocked512, Layout::SplitBlock}) {
+        CAPTURE(layout_name(layout));
+        const auto keys = distinct_keys(30000, 5);
+        const auto probes = distinct_keys(30000, 6);
+        std::vector<std::vector<uint8_t>> frames;
+        std::vector<std::vector<uint8_t>> answers;
+        std::vector<simd::Level> levels = {simd::Level::Portable};
+        if (simd::supported_level() == simd::Level::Avx2) levels.push_back(simd::Level::Avx2);
+        for (simd::Level level : levels) {
+            simd::set_level(level);
+            BloomFilter f = filter_of(layout, 30000);
+            std::vector<uint8_t> was_present(keys.size());
+            f.add_many(as_keys(keys), was_present.data());
+            for (uint64_t i = 0; i < 2000; ++i) f.add(digest(i, 3));  // the single-key path too
+            std::vector<uint8_t> present(probes.size());
+            f.contains_many(as_keys(probes), present.data());
+            for (uint64_t i = 0; i < 2000; ++i) REQUIRE(f.contains(digest(i, 3)));
+            present.insert(present.end(), was_present.begin(), was_present.end());
+            frames.push_back(f.serialize());
+            answers.push_back(present);
+            CHECK(f.set_bits() == f.bits().popcount());  // the kernels count new bits exactly
+        }
+        for (size_t i = 1; i < frames.size(); ++i) {
+            CHECK(frames[i] == frames[0]);
+            CHECK(answers[i] == answers[0]);
+        }
+    }
+}
