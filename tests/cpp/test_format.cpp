@@ -345,3 +345,16 @@ TEST_CASE("a corrupt frame says checksum mismatch, whatever field the corruption
     TrickleSource source(corrupt, 5);
     CHECK(error_of([&] { (void)read_frame<BloomFilter>(source); }) == "checksum mismatch: the data is corrupt");
 }
+
+TEST_CASE("an unsized source declaring 2**32 slices allocates only for the records it delivers") {
+    // From a pipe the declared payload length bounds nothing, so a loader
+    // must not size anything by a declared count before the bytes arrive
+    // (the fuzzer's find: reserving num_slices records up front asked for
+    // 160 GB). The frame is rejected once the records stop making sense.
+    auto frame = scalable_frame();
+    const uint64_t huge_payload = uint64_t(1) << 62;
+    for (int i = 0; i < 8; ++i) frame[16 + static_cast<size_t>(i)] = static_cast<uint8_t>(huge_payload >> (8 * i));
+    for (size_t i = 0; i < 4; ++i) frame[kHeaderSize + 36 + i] = 0xff;  // num_slices = 2**32 - 1
+    TrickleSource source(frame, 4096);
+    CHECK_THROWS_AS(read_frame<ScalableBloomFilter>(source), FormatError);
+}

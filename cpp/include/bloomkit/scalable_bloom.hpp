@@ -265,10 +265,11 @@ class ScalableBloomFilter {
                               std::to_string(num_slices) + " slice records");
 
         StreamReader& payload = frame.payload();
+        // Grown record by record, not reserved for num_slices: from a source
+        // of unknown size (a pipe) the declared payload length bounds nothing,
+        // so memory must follow the bytes actually read.
         std::vector<BloomGeometry> geometries;
         std::vector<uint64_t> counts;
-        geometries.reserve(num_slices);
-        counts.reserve(num_slices);
         uint64_t capacity = params.initial_capacity;
         double error = params.first_error_rate();
         const uint64_t table_bytes = uint64_t(num_slices) * kSliceRecordSize;
