@@ -357,7 +357,7 @@ class BloomFilter {
     }
 
     // A filter whose bits are the frame's payload itself, not a copy (a
-    // mapped file, or a block the file was read into). The caller has
+    // mapped file, mapped_file.hpp). The caller has
     // checked that the payload is 64-byte aligned; `wrap(words, count)`
     // makes the WordStorage that keeps the payload's memory alive.
     template <class Wrap>

@@ -439,10 +439,28 @@ inline FrameHeader parse_header(const uint8_t* data, size_t len) {
 
 // Reads just the type after checking the header; used to dispatch
 // bloomkit.load() before the full validation done by parse_frame().
-inline FilterType peek_type(const uint8_t* data, size_t len) {
-    if (len < kHeaderSize + kChecksumSize)
-        throw FormatError("not a bloomkit filter: " + std::to_string(len) + " bytes is shorter than the " +
+// Data of a known size that cannot hold a frame is not a filter at all.
+inline void check_minimum_frame_size(uint64_t size) {
+    if (size < kHeaderSize + kChecksumSize)
+        throw FormatError("not a bloomkit filter: " + std::to_string(size) + " bytes is shorter than the " +
                           std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+}
+
+// A parsed header against the type the caller loads and, when `size` is
+// given, the real size of the data (parse_frame() and the streaming reader,
+// frame_reader.hpp: one set of checks and messages).
+inline void check_header_for(const FrameHeader& h, FilterType expected, const uint64_t* size) {
+    if (h.type != expected)
+        throw FormatError(std::string("data holds a ") + filter_type_name(h.type) + ", not a " +
+                          filter_type_name(expected));
+    if (size != nullptr && h.frame_length != *size)
+        throw FormatError("frame lengths (params " + std::to_string(h.params_length) + ", payload " +
+                          std::to_string(h.payload_length) + ") do not match the " + std::to_string(*size) +
+                          "-byte buffer (truncated or extended data)");
+}
+
+inline FilterType peek_type(const uint8_t* data, size_t len) {
+    check_minimum_frame_size(len);
     return parse_header(data, len).type;
 }
 
@@ -458,15 +476,10 @@ inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
 enum class Checksum { Verify, Skip };
 
 inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, Checksum checksum = Checksum::Verify) {
-    const FilterType type = peek_type(data, len);
-    if (type != expected)
-        throw FormatError(std::string("data holds a ") + filter_type_name(type) + ", not a " +
-                          filter_type_name(expected));
+    check_minimum_frame_size(len);
     const FrameHeader h = parse_header(data, len);
-    if (h.frame_length != len)
-        throw FormatError("frame lengths (params " + std::to_string(h.params_length) + ", payload " +
-                          std::to_string(h.payload_length) + ") do not match the " + std::to_string(len) +
-                          "-byte buffer (truncated or extended data)");
+    const uint64_t size = len;
+    check_header_for(h, expected, &size);
     const uint64_t stored = detail::load_le64(data + len - kChecksumSize);
     if (checksum == Checksum::Verify && stored != frame_checksum(data, len - kChecksumSize))
         throw FormatError("checksum mismatch: the data is corrupt");

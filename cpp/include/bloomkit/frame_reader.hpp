@@ -55,6 +55,17 @@ class ByteSource {
     virtual bool known_size(uint64_t& size) const = 0;
 };
 
+// Reads until `len` bytes or the end of the data; returns how many.
+inline size_t read_up_to(ByteSource& source, uint8_t* out, size_t len) {
+    size_t got = 0;
+    while (got < len) {
+        const size_t n = source.read_some(out + got, len - got);
+        if (n == 0) break;
+        got += n;
+    }
+    return got;
+}
+
 // Bytes in memory the caller owns (from_bytes, unpickling).
 class SpanSource : public ByteSource {
   public:
@@ -230,24 +241,10 @@ class FrameReader {
         uint64_t size = 0;
         const bool sized = source.known_size(size);
         // The same checks, messages and order as parse_frame() on a buffer.
-        if (sized && size < kHeaderSize + kChecksumSize)
-            throw FormatError("not a bloomkit filter: " + std::to_string(size) + " bytes is shorter than the " +
-                              std::to_string(kHeaderSize + kChecksumSize) + "-byte minimum frame");
+        if (sized) check_minimum_frame_size(size);
         uint8_t header[kHeaderSize];
-        size_t got = 0;
-        while (got < kHeaderSize) {
-            const size_t n = source.read_some(header + got, kHeaderSize - got);
-            if (n == 0) break;
-            got += n;
-        }
-        header_ = parse_header(header, got);
-        if (header_.type != expected)
-            throw FormatError(std::string("data holds a ") + filter_type_name(header_.type) + ", not a " +
-                              filter_type_name(expected));
-        if (sized && header_.frame_length != size)
-            throw FormatError("frame lengths (params " + std::to_string(header_.params_length) + ", payload " +
-                              std::to_string(header_.payload_length) + ") do not match the " + std::to_string(size) +
-                              "-byte buffer (truncated or extended data)");
+        header_ = parse_header(header, read_up_to(source, header, kHeaderSize));
+        check_header_for(header_, expected, sized ? &size : nullptr);
         hash_.update(header, kHeaderSize);
         info_.version = header_.version;
         info_.keyed = header_.keyed;
@@ -299,12 +296,7 @@ class FrameReader {
         if (!rest.skip_rest()) return;  // truncated: the caller's error says so
         const uint64_t computed = hash_.digest().h1;
         uint8_t stored[kChecksumSize];
-        size_t got = 0;
-        while (got < kChecksumSize) {
-            const size_t n = source_.read_some(stored + got, kChecksumSize - got);
-            if (n == 0) return;
-            got += n;
-        }
+        if (read_up_to(source_, stored, kChecksumSize) < kChecksumSize) return;
         if (detail::load_le64(stored) != computed) throw FormatError("checksum mismatch: the data is corrupt");
     }
 
