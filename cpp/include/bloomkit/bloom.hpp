@@ -230,13 +230,7 @@ class BloomFilter {
         visit_layout([&](const auto& layout) {
             uint64_t newly_set = 0;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                for_each_prefetched(
-                    digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
-                    [&](size_t j) {
-                        const uint32_t added = layout.template add<Or>(words, digests[j]);
-                        newly_set += added;
-                        if (was_present) was_present[first + j] = added == 0;
-                    });
+                newly_set += add_digests<Or>(layout, words, digests, count, was_present ? was_present + first : nullptr);
             });
             set_bits_ += newly_set;
         });
@@ -247,11 +241,35 @@ class BloomFilter {
         const uint64_t* words = read_words();
         visit_layout([&](const auto& layout) {
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                for_each_prefetched(
-                    digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
-                    [&](size_t j) { present[first + j] = layout.contains(words, digests[j]); });
+                contains_digests(layout, words, digests, count, present + first);
             });
         });
+    }
+
+    // The probe loops of every batch: one chunk of digests, in order, each
+    // key's block prefetched kPrefetchDistance keys ahead (prefetch.hpp).
+    // add_digests sets the keys' bits, writes was_present[j] (when not null)
+    // and returns how many bits were newly set.
+    template <class Or, class LayoutT>
+    static uint64_t add_digests(const LayoutT& layout, uint64_t* words, const Hash128* digests, size_t count,
+                                uint8_t* was_present) {
+        uint64_t newly_set = 0;
+        for_each_prefetched(
+            digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+            [&](size_t j) {
+                const uint32_t added = layout.template add<Or>(words, digests[j]);
+                newly_set += added;
+                if (was_present) was_present[j] = added == 0;
+            });
+        return newly_set;
+    }
+
+    template <class LayoutT>
+    static void contains_digests(const LayoutT& layout, const uint64_t* words, const Hash128* digests, size_t count,
+                                 uint8_t* present) {
+        for_each_prefetched(
+            digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+            [&](size_t j) { present[j] = layout.contains(words, digests[j]); });
     }
 
     // Row-major (count x k) bit indices of every key of the batch.
