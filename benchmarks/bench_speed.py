@@ -45,6 +45,7 @@ import numpy as np  # noqa: E402
 P = 0.01
 PEER_LIST_CAP = 10_000_000
 SIMD_LEVELS = ["auto"]  # --simd
+BATCH_THREADS: list = [1, 2]  # --batch-threads
 
 
 # ------------------------------------------------------------------ peers
@@ -131,29 +132,38 @@ def interleaved_best(contenders: dict, repeats: int, refresh=None) -> dict:
     return best
 
 
-def bloomkit_variants(bk, layouts):
-    """[(contender name, layout, setup wrapper)] for every layout and SIMD level of the run.
+def bloomkit_variants(bk, layouts, batch_threads=(None,)):
+    """[(contender name, layout, setup wrapper)] for every layout, SIMD level and batch thread count.
 
     With ``--simd portable,avx2`` each layout runs once per kernel level, as
     separate interleaved contenders ("bloomkit split_block [avx2]"); the
     wrapper switches the level (``bloomkit._core._set_simd_level``) in the
     untimed setup. Both levels build identical filters, so a lookup contender
-    may share its filter with the other level's.
+    may share its filter with the other level's. Batch scenarios pass
+    ``batch_threads`` (``--batch-threads 1,2``): one contender per count
+    ("bloomkit split_block [2 threads]"), switched the same way with
+    ``bloomkit._core._set_batch_threads``.
     """
     out = []
     for layout in layouts:
         for level in SIMD_LEVELS:
-            name = f"bloomkit {layout}" + (f" [{level}]" if len(SIMD_LEVELS) > 1 else "")
+            for threads in batch_threads:
+                tags = [level] if len(SIMD_LEVELS) > 1 else []
+                if threads is not None and len(batch_threads) > 1:
+                    tags.append(f"{threads} thread" + ("s" if threads > 1 else ""))
+                name = f"bloomkit {layout}" + (f" [{', '.join(tags)}]" if tags else "")
 
-            def wrap(setup, level=level):
-                def with_level():
-                    if level != "auto":
-                        bk._core._set_simd_level(level)
-                    return setup()
+                def wrap(setup, level=level, threads=threads):
+                    def with_settings():
+                        if level != "auto":
+                            bk._core._set_simd_level(level)
+                        if threads is not None:
+                            bk._core._set_batch_threads(threads)
+                        return setup()
 
-                return with_level
+                    return with_settings
 
-            out.append((name, layout, wrap))
+                out.append((name, layout, wrap))
     return out
 
 
@@ -288,7 +298,7 @@ def bloomkit_batch_contenders(bk, layouts, n, keys, op):
     ``contains_many(keys)`` on a filter already holding them.
     """
     contenders, filters = {}, {}
-    for name, layout, wrap in bloomkit_variants(bk, layouts):
+    for name, layout, wrap in bloomkit_variants(bk, layouts, BATCH_THREADS):
         if op == "add":
             contenders[name] = (
                 wrap(lambda layout=layout: bk.BloomFilter(n, P, layout=layout)),
@@ -353,7 +363,7 @@ def numpy_batch_scenarios(bk, peers, layouts, n, repeats, report, seed):
         )
         report.record(f"NumPy batch {op} {n:.0e}", best, counts, names_bk, peer_names, gather="gather")
         if op == "lookup" and n >= 10**7:
-            threads_scenario(filters, keys, repeats, report, n)
+            threads_scenario(bk, filters, keys, repeats, report, n)
             chunks_scenario(filters, keys, repeats, n)
         del filters
 
@@ -392,7 +402,7 @@ def chunks_scenario(filters, keys, repeats, n, chunk=10**6):
     )
 
 
-def threads_scenario(filters, keys, repeats, report, n):
+def threads_scenario(bk, filters, keys, repeats, report, n):
     half = len(keys) // 2
     parts = [keys[:half], keys[half:]]
 
@@ -407,14 +417,21 @@ def threads_scenario(filters, keys, repeats, report, n):
         for t in threads:
             t.join()
 
-    speedups = compare_two_ways(
-        filters,
-        repeats,
-        f"Two threads, `contains_many(ndarray)` on one filter, n = {n:,}",
-        ("1 thread, both halves", "2 threads, one half each", "speedup"),
-        one,
-        two,
-    )
+    # Python threads alone: each call on one thread (a call on two threads
+    # would already use both cores; that is the "[2 threads]" contender).
+    saved = bk._core._batch_threads()
+    bk._core._set_batch_threads(1)
+    try:
+        speedups = compare_two_ways(
+            filters,
+            repeats,
+            f"Two Python threads, `contains_many(ndarray)` on one filter, each call on one thread, n = {n:,}",
+            ("1 thread, both halves", "2 threads, one half each", "speedup"),
+            one,
+            two,
+        )
+    finally:
+        bk._core._set_batch_threads(saved)
     for layout, speedup in speedups.items():
         report.summary.append((f"two threads {layout} n={n:.0e}", f"{speedup:.2f}x", speedup >= 1.7))
 
@@ -510,8 +527,15 @@ def main(argv=None) -> int:
         help="comma-separated SIMD levels to run bloomkit with, as separate contenders "
         "(e.g. portable,avx2); 'auto' keeps the level chosen at import",
     )
+    ap.add_argument(
+        "--batch-threads",
+        default="1,2",
+        help="comma-separated thread counts for bloomkit's batches (bloomkit._core._set_batch_threads), "
+        "as separate contenders",
+    )
     args = ap.parse_args(argv)
     SIMD_LEVELS[:] = [x for x in args.simd.split(",") if x]
+    BATCH_THREADS[:] = [int(x) for x in args.batch_threads.split(",") if x]
     layouts = [x for x in args.layouts.split(",") if x]
     parts = set(args.only.split(","))
 

@@ -1,7 +1,7 @@
 // Two-thread batches (parallel.hpp): the same filter bytes and answers as
-// one thread for every layout, repeated keys and sources read by one thread
-// only; the split point of the insert halves; the barrier and the
-// exception path of run_on_two_threads.
+// one thread for every layout and repeated keys; sources two threads may
+// not read stay on one; the split point of the insert halves; the chunk
+// ring with a slow thread, and its exception path.
 #include <doctest/doctest.h>
 
 #include <bloomkit/bloom.hpp>
@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "helpers.hpp"
@@ -42,20 +45,25 @@ std::vector<uint64_t> batch_with_repeats(size_t count) {
 }
 
 // Hashes through a cache, like the bindings' Python-object source: never
-// read by two threads at once (reads_concurrently is false for it).
+// read by two threads at once (reads_concurrently is false for it), so a
+// batch of it stays on the calling thread.
 class CachedKeys {
   public:
     explicit CachedKeys(const std::vector<uint64_t>& keys) : keys_(keys) {}
     size_t size() const { return keys_.size(); }
     Hash128 hash(size_t i, uint32_t seed) const {
         ++calls_;
+        if (std::this_thread::get_id() != owner_) ++foreign_calls_;
         return murmur3_x64_128_u64(keys_[i], seed);
     }
     size_t calls() const { return calls_; }
+    size_t foreign_calls() const { return foreign_calls_; }
 
   private:
     const std::vector<uint64_t>& keys_;
+    const std::thread::id owner_ = std::this_thread::get_id();
     mutable size_t calls_ = 0;  // a data race if two threads called hash()
+    mutable size_t foreign_calls_ = 0;
 };
 
 }  // namespace
@@ -84,7 +92,7 @@ TEST_CASE("two-thread batches give one thread's bytes and answers for every layo
     }
 }
 
-TEST_CASE("a source read by one thread only is hashed by the calling thread, probes still split") {
+TEST_CASE("a source two threads may not read stays on the calling thread") {
     const size_t count = kMinParallelKeys * 2 + 77;
     const std::vector<uint64_t> keys = batch_with_repeats(count);
     BloomFilter one(geometry(Layout::SplitBlock, count)), two(geometry(Layout::SplitBlock, count));
@@ -93,11 +101,13 @@ TEST_CASE("a source read by one thread only is hashed by the calling thread, pro
     CachedKeys cached(keys);
     two.add_many(cached, was_two.data(), 2);
     CHECK(cached.calls() == count);
+    CHECK(cached.foreign_calls() == 0);
     CHECK(one == two);
     CHECK(was_one == was_two);
     std::vector<uint8_t> present(count);
     two.contains_many(cached, present.data(), 2);
     CHECK(std::count(present.begin(), present.end(), 0) == 0);
+    CHECK(cached.foreign_calls() == 0);
 }
 
 TEST_CASE("upper_half_start splits the blocks exactly in two") {
@@ -110,38 +120,69 @@ TEST_CASE("upper_half_start splits the blocks exactly in two") {
     }
 }
 
-TEST_CASE("an exception on either thread stops the other at the barrier and is rethrown") {
-    for (int failing : {0, 1}) {
-        PairBarrier barrier;
-        std::atomic<int> steps{0};
-        auto work = [&](int thread) {
-            for (int step = 0; step < 1000; ++step) {
-                if (thread == failing && step == 3) throw std::runtime_error("step 3 failed");
-                if (!barrier.arrive_and_wait()) return;
-                ++steps;
-            }
-        };
+// A source whose hash() throws at one key, like a list of Python objects
+// that changed size while it was read.
+class FailingKeys {
+  public:
+    FailingKeys(const std::vector<uint64_t>& keys, size_t failing) : keys_(keys), failing_(failing) {}
+    size_t size() const { return keys_.size(); }
+    Hash128 hash(size_t i, uint32_t seed) const {
+        if (i == failing_) throw std::runtime_error("key " + std::to_string(i) + " failed");
+        return murmur3_x64_128_u64(keys_[i], seed);
+    }
+
+  private:
+    const std::vector<uint64_t>& keys_;
+    size_t failing_;
+};
+
+// A pure view, like IntegerKeys: two threads may read it.
+template <>
+struct bloomkit::reads_concurrently<FailingKeys> : std::true_type {};
+
+TEST_CASE("an exception while hashing stops both threads and is rethrown") {
+    const std::vector<uint64_t> keys = distinct_keys(kParallelChunk * 10, 5);
+    for (size_t failing : {size_t(0), kParallelChunk * 6 + 3, keys.size() - 1}) {
+        CAPTURE(failing);
+        std::atomic<size_t> probed{0};
         bool ran = false;
-        CHECK_THROWS_WITH_AS(ran = run_on_two_threads(work, &barrier), "step 3 failed", std::runtime_error);
+        CHECK_THROWS_WITH_AS(ran = pipeline_on_two_threads(
+                                 FailingKeys(keys, failing), 0, [](size_t j, const Hash128&, size_t) { return j % 2; },
+                                 [&](int, size_t, const Hash128*, const uint32_t*, size_t) { ++probed; }),
+                             ("key " + std::to_string(failing) + " failed").c_str(), std::runtime_error);
         CHECK(!ran);
-        CHECK(steps.load() <= 8);
+        // No chunk at or after the failing one was probed by anyone.
+        CHECK(probed.load() <= 2 * (failing / kParallelChunk));
     }
 }
 
-TEST_CASE("the pair barrier keeps two threads in step") {
-    PairBarrier barrier;
-    std::vector<uint64_t> seen(2000);
-    std::atomic<int> out_of_step{0};
-    const bool ran = run_on_two_threads(
-        [&](int thread) {
-            for (size_t step = 0; step < 1000; ++step) {
-                seen[2 * step + static_cast<size_t>(thread)] = splitmix64(step);
-                if (!barrier.arrive_and_wait()) return;
-                // The other thread's write of this step is visible after the barrier.
-                if (seen[2 * step + static_cast<size_t>(1 - thread)] != splitmix64(step)) ++out_of_step;
-            }
-        },
-        &barrier);
-    CHECK(ran);
-    CHECK(out_of_step.load() == 0);
+TEST_CASE("every key is probed once, by its part's thread, in order, whichever thread is slow") {
+    const std::vector<uint64_t> keys = distinct_keys(kParallelChunk * 9 + 5, 6);
+    for (int slow : {0, 1}) {
+        CAPTURE(slow);
+        std::vector<size_t> seen[2];  // key indices each thread probed, in order
+        std::atomic<int> wrong{0};
+        const bool ran = pipeline_on_two_threads(
+            as_keys(keys), 3, [](size_t, const Hash128& h, size_t) { return (h.h2 & 1) != 0; },
+            [&](int thread, size_t first, const Hash128* digests, const uint32_t* places, size_t n) {
+                // The slow thread is descheduled now and then: the other runs
+                // ahead, at most the ring's length.
+                if (thread == slow && first % (3 * kParallelChunk) == 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                for (size_t i = 0; i < n; ++i) {
+                    const size_t key = first + places[i];
+                    const Hash128 expected = murmur3_x64_128_u64(keys[key], 3);
+                    if (digests[i].h1 != expected.h1 || digests[i].h2 != expected.h2) ++wrong;
+                    if (static_cast<int>(expected.h2 & 1) != thread) ++wrong;
+                    seen[thread].push_back(key);
+                }
+            });
+        CHECK(ran);
+        CHECK(wrong.load() == 0);
+        CHECK(std::is_sorted(seen[0].begin(), seen[0].end()));
+        CHECK(std::is_sorted(seen[1].begin(), seen[1].end()));
+        CHECK(seen[0].size() + seen[1].size() == keys.size());
+        CHECK(seen[0].size() > keys.size() / 3);
+        CHECK(seen[1].size() > keys.size() / 3);
+    }
 }

@@ -11,16 +11,23 @@
 // Lookups only read, so each thread takes half of the keys. Inserts write,
 // and two threads must never write one word: each thread owns half of the
 // filter's blocks (the blocked layouts put all of a key's bits in one block)
-// and inserts exactly the keys whose block is in its half. The keys of a
-// chunk are hashed once, by both threads into one digest buffer; a barrier
-// then hands the whole buffer to both, and each inserts its own keys in key
-// order. A key always lands in the same half, so a repeated key still
-// reports "present" the second time, as on one thread.
+// and inserts exactly the keys whose block is in its half, in key order. A
+// key always lands in the same half, so a repeated key still reports
+// "present" the second time, as on one thread.
 //
-// Only key sources that are pure views (no mutable cache) are read by two
-// threads at once (reads_concurrently). Sources that hash through a callback
-// a block at a time (Python objects, keyed hashing: BlockDigestKeys) are
-// hashed by the calling thread alone, and only their probes are split.
+// The keys of an insert are hashed once, a chunk at a time, into a ring of
+// digest buffers that both threads then read (ChunkRing): whichever thread
+// is free hashes the next chunk, up to kRingChunks ahead of the slower
+// thread's probes. Neither thread waits for the other step by step, so a
+// helper that the OS deschedules for a while (a busy machine, a Spark
+// executor with every core taken) delays only what is its own to do.
+//
+// Only key sources that are pure views of caller memory (no mutable cache)
+// go on two threads (reads_concurrently): NumPy and Arrow arrays. Sources
+// that hash through a callback a block at a time (lists of Python objects,
+// keyed hashing: BlockDigestKeys) stay on the calling thread; a list's
+// hashing already uses two cores (the bindings' gil_split.hpp), and handing
+// its digests to a second prober measured slower (docs/decisions.md).
 #pragma once
 
 #include <algorithm>
@@ -48,10 +55,12 @@ namespace bloomkit {
 // the start costs under 5 % of what the second core saves.
 constexpr size_t kMinParallelKeys = size_t(1) << 16;
 
-// Keys hashed per step of the two-thread insert pipeline: 16,384 digests
-// (256 KiB, two buffers) stay in the L2 cache between hashing and probing,
-// and a barrier per step (~1 us) is under 1 % of the step.
-constexpr size_t kParallelChunk = 16384;
+// Keys per chunk of the ring: 8,192 digests are 128 KiB, so the ring's
+// kRingChunks buffers (512 KiB) stay in the L2 cache between hashing and
+// probing, and the ring's bookkeeping (a few uncontended mutex operations
+// per chunk, well under 1 us) is under 1 % of a chunk's ~50-100 us.
+constexpr size_t kParallelChunk = 8192;
+constexpr size_t kRingChunks = 4;
 
 // Key sources that two threads may read at once: views of caller memory
 // with no mutable state. Utf32Keys (a scratch buffer), BlockDigestKeys and
@@ -89,58 +98,13 @@ class KeyRange {
 template <class Keys>
 struct reads_concurrently<KeyRange<Keys>> : reads_concurrently<Keys> {};
 
-// A barrier for exactly two threads, reusable step after step. A waiter
-// spins briefly (the other thread is usually microseconds behind), then
-// sleeps on a condition variable, so a descheduled partner costs no CPU.
-// Either thread may abandon it (on an exception); every wait then returns
-// false and the other thread stops.
-class PairBarrier {
+// Shared state of two threads that an exception on either must stop.
+class Abandonable {
   public:
-    bool arrive_and_wait() {
-        uint64_t generation;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (abandoned_) return false;
-            generation = generation_;
-            if (++arrived_ == 2) {
-                arrived_ = 0;
-                ++generation_;
-                published_.store(generation_, std::memory_order_release);
-                wake_.notify_one();
-                return true;
-            }
-        }
-        for (int spin = 0; spin < kSpins; ++spin) {
-            if (published_.load(std::memory_order_acquire) != generation) break;
-            relax();
-        }
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_ != generation || abandoned_; });
-        return generation_ != generation;
-    }
+    virtual void abandon() = 0;
 
-    void abandon() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        abandoned_ = true;
-        wake_.notify_all();
-    }
-
-  private:
-    // ~20-40 us of polling before sleeping.
-    static constexpr int kSpins = 8192;
-
-    static void relax() {
-#if defined(BLOOMKIT_GNU) && (defined(__x86_64__) || defined(__i386__))
-        __builtin_ia32_pause();
-#endif
-    }
-
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    unsigned arrived_ = 0;
-    uint64_t generation_ = 0;
-    bool abandoned_ = false;
-    std::atomic<uint64_t> published_{0};
+  protected:
+    ~Abandonable() = default;
 };
 
 // At most this many helper threads run at once in the process: one per
@@ -172,10 +136,10 @@ class HelperSlot {
 // Runs work(0) on this thread and work(1) on a helper thread and waits for
 // both. Returns false, having run nothing, when no helper may or can be
 // started (then the caller does the work on one thread). An exception from
-// either side abandons `barrier` (if any), so the other side stops at its
+// either side abandons `shared` (if any), so the other side stops at its
 // next wait, and is rethrown here once both have finished.
 template <class Work>
-bool run_on_two_threads(Work&& work, PairBarrier* barrier = nullptr) {
+bool run_on_two_threads(Work&& work, Abandonable* shared = nullptr) {
     HelperSlot slot;
     if (!slot.acquired()) return false;
     std::exception_ptr failure[2];
@@ -190,7 +154,7 @@ bool run_on_two_threads(Work&& work, PairBarrier* barrier = nullptr) {
 #endif
         catch (...) {
             failure[thread] = std::current_exception();
-            if (barrier) barrier->abandon();
+            if (shared) shared->abandon();
         }
     };
     std::thread helper;
@@ -203,12 +167,12 @@ bool run_on_two_threads(Work&& work, PairBarrier* barrier = nullptr) {
     // The calling thread may be ended by pthread_exit inside work(0): a
     // Python daemon thread that takes the GIL back at interpreter exit (to
     // read a block of keys) is unwound that way. Let the helper stop at its
-    // next barrier and join it before that unwinding goes on (a joinable
+    // next wait and join it before that unwinding goes on (a joinable
     // std::thread destroyed would terminate the process).
     try {
         side(0);
     } catch (abi::__forced_unwind&) {
-        if (barrier) barrier->abandon();
+        if (shared) shared->abandon();
         helper.join();
         throw;
     }
@@ -238,38 +202,151 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
     }
 }
 
-// The two-thread pipeline: hashes `keys` kParallelChunk at a time into one
-// of two digest buffers (both threads, half a chunk each, when the source
-// reads concurrently; otherwise the calling thread alone), then, after a
-// barrier, calls probe(thread, first, digests, count) on both threads for
-// that chunk. With two buffers, hashing chunk c + 1 overlaps nothing that
-// still reads chunk c - 1 (that finished before chunk c's barrier), so one
-// barrier per chunk suffices. Returns false (nothing done) when no helper
-// thread starts.
-template <class Keys, class Probe>
-bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, Probe&& probe) {
-    const size_t total = keys.size();
-    std::vector<Hash128> buffers(2 * std::min(total, kParallelChunk));
-    PairBarrier barrier;
-    return run_on_two_threads(
-        [&](int thread) {
-            size_t step = 0;
-            for (size_t first = 0; first < total; first += kParallelChunk, ++step) {
-                const size_t count = std::min(kParallelChunk, total - first);
-                Hash128* digests = buffers.data() + (step % 2) * kParallelChunk;
-                size_t begin = 0, end = count;
-                if (reads_concurrently<Keys>::value) {
-                    begin = thread == 0 ? 0 : count / 2;
-                    end = thread == 0 ? count / 2 : count;
-                } else if (thread == 1) {
-                    end = 0;
-                }
-                for (size_t j = begin; j < end; ++j) digests[j] = keys.hash(first + j, seed);
-                if (!barrier.arrive_and_wait()) return;
-                probe(thread, first, static_cast<const Hash128*>(digests), count);
+// The digests of a batch, kParallelChunk keys per chunk, in a ring of
+// kRingChunks slots shared by two threads. Hashing a chunk also splits it:
+// part(j, digest, count) names the thread (0 or 1) that will probe key j
+// of the chunk, and each slot keeps every part's digests and their places
+// in the chunk, in key order. Each thread walks the chunks in order and
+// calls probe(thread, first, digests, places, n) on its part of each;
+// before that, whichever thread finds the chunk not yet hashed hashes the
+// next unclaimed chunk itself. A slot is reused only once both threads
+// have probed the chunk it held. All bookkeeping is under one mutex: a handful of
+// uncontended lock operations per chunk.
+class ChunkRing : public Abandonable {
+  public:
+    explicit ChunkRing(size_t total_keys)
+        : total_(total_keys),
+          chunks_((total_keys + kParallelChunk - 1) / kParallelChunk),
+          slot_size_(std::min(total_keys, kParallelChunk)),
+          digests_(kRingChunks * 2 * slot_size_),
+          places_(kRingChunks * 2 * slot_size_),
+          held_(kRingChunks, kNone) {}
+
+    void abandon() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        abandoned_ = true;
+        publish_change();
+    }
+
+    template <class Keys, class Part, class Probe>
+    void run(int thread, const Keys& keys, uint32_t seed, const Part& part, Probe& probe) {
+        for (size_t chunk = 0; chunk < chunks_; ++chunk) {
+            if (!wait_hashed(chunk, keys, seed, part)) return;
+            const size_t slot = chunk % kRingChunks;
+            probe(thread, first_key(chunk), static_cast<const Hash128*>(digests(slot, thread)),
+                  static_cast<const uint32_t*>(places(slot, thread)), part_size_[slot][thread]);
+            std::lock_guard<std::mutex> lock(mutex_);
+            probed_[thread] = chunk + 1;
+            publish_change();
+        }
+    }
+
+  private:
+    static constexpr size_t kNone = ~size_t(0);
+
+    size_t first_key(size_t chunk) const { return chunk * kParallelChunk; }
+    size_t key_count(size_t chunk) const { return std::min(kParallelChunk, total_ - first_key(chunk)); }
+    Hash128* digests(size_t slot, int thread) { return digests_.data() + (2 * slot + thread) * slot_size_; }
+    uint32_t* places(size_t slot, int thread) { return places_.data() + (2 * slot + thread) * slot_size_; }
+
+    // Returns once `chunk` is hashed (false if the other thread failed),
+    // hashing chunks itself while it may.
+    template <class Keys, class Part>
+    bool wait_hashed(size_t chunk, const Keys& keys, uint32_t seed, const Part& part) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            if (abandoned_) return false;
+            if (held_[chunk % kRingChunks] == chunk) return true;
+            const size_t next = next_unclaimed_;
+            // The slot of `next` is free once both threads probed the chunk
+            // it held, next - kRingChunks.
+            if (next < chunks_ && next < std::min(probed_[0], probed_[1]) + kRingChunks) {
+                ++next_unclaimed_;
+                lock.unlock();
+                hash_into_slot(next, keys, seed, part);
+                lock.lock();
+                held_[next % kRingChunks] = next;
+                publish_change();
+                continue;
             }
-        },
-        &barrier);
+            wait_for_change(lock);
+        }
+    }
+
+    // Branch-free: a key's part is unpredictable, so each key is written to
+    // both parts' next places and only its own part's count advances.
+    template <class Keys, class Part>
+    void hash_into_slot(size_t chunk, const Keys& keys, uint32_t seed, const Part& part) {
+        const size_t slot = chunk % kRingChunks;
+        const size_t first = first_key(chunk), count = key_count(chunk);
+        Hash128* to[2] = {digests(slot, 0), digests(slot, 1)};
+        uint32_t* at[2] = {places(slot, 0), places(slot, 1)};
+        size_t n0 = 0, n1 = 0;
+        for (size_t j = 0; j < count; ++j) {
+            const Hash128 h = keys.hash(first + j, seed);
+            const size_t in_upper = part(j, h, count) ? 1 : 0;
+            to[0][n0] = h;
+            to[1][n1] = h;
+            at[0][n0] = static_cast<uint32_t>(j);
+            at[1][n1] = static_cast<uint32_t>(j);
+            n0 += 1 - in_upper;
+            n1 += in_upper;
+        }
+        part_size_[slot][0] = n0;
+        part_size_[slot][1] = n1;
+    }
+
+    // Every change to the ring bumps version_ (under the mutex, then
+    // notify). A waiter polls it for a few microseconds before sleeping:
+    // the other thread usually finishes a chunk soon, and waking a thread
+    // that sleeps in the kernel costs tens of microseconds, about a chunk.
+    void wait_for_change(std::unique_lock<std::mutex>& lock) {
+        const uint64_t seen = version_.load(std::memory_order_relaxed);
+        lock.unlock();
+        for (int spin = 0; spin < kSpins && version_.load(std::memory_order_acquire) == seen; ++spin) relax();
+        lock.lock();
+        changed_.wait(lock, [&] { return version_.load(std::memory_order_relaxed) != seen; });
+    }
+
+    void publish_change() {
+        version_.fetch_add(1, std::memory_order_release);
+        changed_.notify_all();
+    }
+
+    // ~20-50 us of polling.
+    static constexpr int kSpins = 16384;
+
+    static void relax() {
+#if defined(BLOOMKIT_GNU) && (defined(__x86_64__) || defined(__i386__))
+        __builtin_ia32_pause();
+#endif
+    }
+
+    const size_t total_;
+    const size_t chunks_;
+    const size_t slot_size_;
+    std::vector<Hash128> digests_;  // per slot and part
+    std::vector<uint32_t> places_;  // per slot and part: each key's place in its chunk
+    size_t part_size_[kRingChunks][2] = {};
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<size_t> held_;   // the chunk each buffer holds, once hashed
+    size_t next_unclaimed_ = 0;  // the next chunk nobody hashes yet
+    size_t probed_[2] = {0, 0};  // chunks each thread has probed
+    bool abandoned_ = false;
+    std::atomic<uint64_t> version_{0};
+};
+
+// Runs a ChunkRing over `keys` on two threads. Returns false (nothing done)
+// for a source two threads may not read, or when no helper thread starts.
+template <class Keys, class Part, class Probe>
+bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, const Part& part, Probe&& probe) {
+    if constexpr (!reads_concurrently<Keys>::value) {
+        return false;
+    } else {
+        ChunkRing ring(keys.size());
+        return run_on_two_threads([&](int thread) { ring.run(thread, keys, seed, part, probe); }, &ring);
+    }
 }
 
 // The smallest 64-bit x with fast_range64(x, num_blocks) >= num_blocks / 2:
