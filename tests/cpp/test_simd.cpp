@@ -6,7 +6,6 @@
 
 #include <bloomkit/bloom.hpp>
 #include <bloomkit/scalable_bloom.hpp>  // bloom_geometry_at_most
-#include <bloomkit/prefetch.hpp>
 #include <bloomkit/simd.hpp>
 
 #include <algorithm>
@@ -240,36 +239,6 @@ TEST_CASE("simd: batch probes equal the single-key calls at every level") {
                     }
                 }
             }
-        }
-    }
-}
-
-// hash_chunks_prefetched hands out the same digests as hash_chunks, in key
-// order, each one prefetched before its chunk is consumed.
-TEST_CASE("simd: hash_chunks_prefetched consumes every key in order, prefetched first") {
-    for (size_t n : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(1000)}) {
-        CAPTURE(n);
-        const auto keys = distinct_keys(n, 2);
-        std::vector<Hash128> plain;
-        hash_chunks(as_keys(keys), 17, [&](size_t first, const Hash128* d, size_t count) {
-            REQUIRE(first == plain.size());
-            plain.insert(plain.end(), d, d + count);
-        });
-        std::vector<Hash128> ahead;
-        std::vector<uint64_t> prefetched;
-        hash_chunks_prefetched(
-            as_keys(keys), 17, [&](Hash128 h) { prefetched.push_back(h.h1); },
-            [&](size_t first, const Hash128* d, size_t count) {
-                REQUIRE(first == ahead.size());
-                REQUIRE(prefetched.size() >= first + count);  // hinted before consumed
-                ahead.insert(ahead.end(), d, d + count);
-            });
-        REQUIRE(ahead.size() == n);
-        REQUIRE(prefetched.size() == n);
-        for (size_t i = 0; i < n; ++i) {
-            CHECK(ahead[i].h1 == plain[i].h1);
-            CHECK(ahead[i].h2 == plain[i].h2);
-            CHECK(prefetched[i] == plain[i].h1);
         }
     }
 }

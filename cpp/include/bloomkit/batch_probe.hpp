@@ -30,7 +30,7 @@ namespace bloomkit {
 namespace batch_probe {
 
 // How many keys ahead the probe loop prefetches. Twice the distance of the
-// other batch loops (prefetch.hpp): a key costs a third of what it did
+// other batch loops (prefetch.hpp): a key's probe costs half of what it did
 // before the loop was reshaped, so 16 keys no longer cover a miss; 32 was
 // 3-6 % faster than 16 at 1e7 and 1e8 keys, 64 no better
 // (results/2026-11-24-batch-compute.md).

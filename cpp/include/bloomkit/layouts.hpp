@@ -6,6 +6,13 @@
 //     contains(words, h)        true when all are set
 //     prefetch(words, h)        hints every line the key touches
 //     prefetch_first(words, h)  hints the line a lookup reads first
+// and the blocked layouts also
+//     first_word(h), probe_seed(h)          where the key's block is, and
+//                                           what its in-block bits come from
+//     add_block<Or, Level>(block, seed)     add / contains on the block,
+//     contains_block<Level>(block, seed)    for the batch loops
+//                                           (batch_probe.hpp), which
+//                                           compute the two once per key
 // Bit i of a filter is bit i mod 64 of word i div 64 (docs/FORMAT.md); the
 // sizing of each layout is in sizing.hpp. Plain, counting (classic only) and
 // scalable filters all reach their bits through these structs.
@@ -203,7 +210,9 @@ struct Blocked512Layout {
     // it when it was clear in the word before the OR; a bit hit twice by
     // one key counts once (the second OR finds it set), so the count is
     // the number of distinct positions that were clear, as with masks and
-    // a popcount, at a third of the instructions. A lookup ANDs the k bits
+    // a popcount, in fewer instructions (k probes instead of eight words of
+    // masks, ORs and popcounts: results/2026-11-24-batch-compute.md). A
+    // shared mapping pays k atomic ORs instead of eight. A lookup ANDs the k bits
     // without branching (a miss is a coin flip while the filter fills).
     // The same code at every level (the batch loops pass theirs so that
     // every layout has one interface).

@@ -5,7 +5,6 @@
 // working on key j, so several misses are in flight at once.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 
 #include "hash.hpp"
@@ -34,39 +33,6 @@ void for_each_prefetched(const Item* items, size_t count, Prefetch&& prefetch, V
         if (j + Distance < count) prefetch(items[j + Distance]);
         visit(j);
     }
-}
-
-// Keys per chunk of hash_chunks_prefetched: 32 to 128 were equal at 1e7
-// keys, 64 the best at 1e8 (results/2026-11-24-batch-compute.md); the two
-// chunks of digests take 2 KiB.
-constexpr size_t kAheadChunk = 64;
-
-// hash_chunks (keys.hpp), one chunk behind: every digest is handed to
-// prefetch(digest) as soon as it is computed, and a chunk is consumed only
-// once the next one has been hashed. A chunk's cache lines then arrive
-// while the CPU hashes the next chunk, instead of memory idling during the
-// hashing and the probe loop waiting on a few misses at a time. Chunks are
-// still consumed in key order, so adds keep their order.
-template <size_t Chunk = kAheadChunk, class Keys, class Prefetch, class Consume>
-void hash_chunks_prefetched(const Keys& keys, uint32_t seed, Prefetch&& prefetch, Consume&& consume) {
-    Hash128 digests[2][Chunk];
-    const size_t total = keys.size();
-    size_t pending_first = 0;
-    size_t pending_count = 0;
-    int current = 0;
-    for (size_t first = 0; first < total; first += Chunk) {
-        const size_t count = std::min(Chunk, total - first);
-        Hash128* out = digests[current];
-        for (size_t j = 0; j < count; ++j) {
-            out[j] = keys.hash(first + j, seed);
-            prefetch(out[j]);
-        }
-        if (pending_count != 0) consume(pending_first, static_cast<const Hash128*>(digests[current ^ 1]), pending_count);
-        pending_first = first;
-        pending_count = count;
-        current ^= 1;
-    }
-    if (pending_count != 0) consume(pending_first, static_cast<const Hash128*>(digests[current ^ 1]), pending_count);
 }
 
 // The batch loop of the filters whose probes need nothing but the digest:
