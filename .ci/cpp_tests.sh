@@ -40,3 +40,10 @@ echo "== tests/cpp (doctest) under ctest"
 cmake -S tests/cpp -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j2
 ctest --test-dir "$build" --output-on-failure
+
+echo "== two-thread batches under ThreadSanitizer (parallel.hpp)"
+# The only core code that runs on two threads: a data race between the
+# insert halves, or a barrier step that orders nothing, fails here.
+g++ -std=c++17 -O1 -g -fsanitize=thread -Icpp/include tests/cpp/main.cpp tests/cpp/test_parallel.cpp \
+    -o "$build/tsan_parallel" -lpthread
+TSAN_OPTIONS="halt_on_error=1" "$build/tsan_parallel"

@@ -7,8 +7,10 @@
 // bound here, so single-key calls reach C++ with no Python frame in between.
 #pragma once
 
+#include <bloomkit/bloom.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
+#include <bloomkit/parallel.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -21,9 +23,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fast_methods.hpp"
+#include "gil_split.hpp"
 #include "guard.hpp"
 #include "keys.hpp"
 
@@ -242,6 +246,29 @@ py::object common_contains_object(Guarded<Core>& self, py::handle key) {
     return py::bool_(common_contains(self, key));
 }
 
+// A batch on `threads` threads (bloomkit/parallel.hpp). The Bloom filter
+// splits inserts and lookups itself; every other type splits only lookups
+// of sources two threads may read, by halves of the batch.
+template <class Core, class Keys>
+void add_many_on(Core& core, const Keys& keys, uint8_t* was_present, unsigned threads) {
+    if constexpr (std::is_same<Core, bloomkit::BloomFilter>::value)
+        core.add_many(keys, was_present, threads);
+    else
+        core.add_many(keys, was_present);
+}
+
+template <class Core, class Keys>
+void contains_many_on(const Core& core, const Keys& keys, uint8_t* present, unsigned threads) {
+    if constexpr (std::is_same<Core, bloomkit::BloomFilter>::value) {
+        core.contains_many(keys, present, threads);
+    } else {
+        const bool split = threads >= 2 &&
+                           bloomkit::lookup_halves_on_two_threads(
+                               keys, present, [&](const auto& range, uint8_t* out) { core.contains_many(range, out); });
+        if (!split) core.contains_many(keys, present);
+    }
+}
+
 template <class Core>
 void bind_common(py::class_<Guarded<Core>>& cls) {
     using G = Guarded<Core>;
@@ -296,8 +323,9 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             KeyBatch batch(keys, self.hashing);
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
+            const unsigned threads = threads_for_batch(batch.size());
             self.guard.released_write(
-                [&] { batch.visit([&](const auto& source) { self.core.add_many(source, out); }); });
+                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, out, threads); }); });
             return result;
         },
         py::arg("keys"));
@@ -305,8 +333,9 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         "_update",
         [](G& self, py::handle keys) {
             KeyBatch batch(keys, self.hashing);
+            const unsigned threads = threads_for_batch(batch.size());
             self.guard.released_write(
-                [&] { batch.visit([&](const auto& source) { self.core.add_many(source, nullptr); }); });
+                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, nullptr, threads); }); });
         },
         py::arg("keys"));
     cls.def(
@@ -315,8 +344,9 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             KeyBatch batch(keys, self.hashing);
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
+            const unsigned threads = threads_for_batch(batch.size());
             self.guard.released_read(
-                [&] { batch.visit([&](const auto& source) { self.core.contains_many(source, out); }); });
+                [&] { batch.visit([&](const auto& source) { contains_many_on(self.core, source, out, threads); }); });
             return result;
         },
         py::arg("keys"));

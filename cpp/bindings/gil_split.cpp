@@ -1,7 +1,12 @@
 #include "gil_split.hpp"
 
+#include <bloomkit/parallel.hpp>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -35,10 +40,27 @@ int decide_threads() {
 
 }  // namespace
 
-int batch_threads() {
-    // A function-local static: initialised once, thread-safe (C++11).
-    static const int threads = decide_threads();
+namespace {
+
+// Decided once (a function-local static is initialised thread-safely);
+// atomic so that set_batch_threads() never races with a batch reading it.
+std::atomic<int>& threads_setting() {
+    static std::atomic<int> threads{decide_threads()};
     return threads;
+}
+
+}  // namespace
+
+int batch_threads() { return threads_setting().load(std::memory_order_relaxed); }
+
+void set_batch_threads(int threads) {
+    if (threads != 1 && threads != 2)
+        throw std::invalid_argument("batch threads must be 1 or 2, got " + std::to_string(threads));
+    threads_setting().store(threads == 2 ? decide_threads() : 1, std::memory_order_relaxed);
+}
+
+unsigned threads_for_batch(size_t count) {
+    return count >= bloomkit::kMinParallelKeys ? static_cast<unsigned>(batch_threads()) : 1u;
 }
 
 }  // namespace bloomkit_py

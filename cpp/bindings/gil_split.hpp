@@ -36,6 +36,16 @@ constexpr size_t kMinSplit = 8192;
 // otherwise 1. Read once.
 int batch_threads();
 
+// Sets what batch_threads() returns from now on: 1, or 2 (which still gives
+// 1 where decided above: one usable CPU, free-threaded builds,
+// BLOOMKIT_BATCH_THREADS=1). For benchmarks and tests, which compare both
+// in one process; the answers are identical.
+void set_batch_threads(int threads);
+
+// The threads a batch of `count` keys may run on once the GIL is released
+// (bloomkit/parallel.hpp): batch_threads() from kMinParallelKeys keys on.
+unsigned threads_for_batch(size_t count);
+
 // Calls part(begin, end, half) over [0, count): half 0 = [0, mid) on the
 // calling thread, half 1 = [mid, count) on a helper thread, when count >=
 // kMinSplit and batch_threads() is 2; otherwise part(0, count, 0) alone.

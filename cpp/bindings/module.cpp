@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 
 #include "common.hpp"
+#include "gil_split.hpp"
 #include "keys.hpp"
 
 namespace py = pybind11;
@@ -51,6 +52,15 @@ PYBIND11_MODULE(_core, m) {
         [](const std::string& name) { bloomkit::simd::set_level(bloomkit::simd::level_from_name(name)); },
         py::arg("level"),
         "Switch the SIMD kernels at run time (benchmarks compare both in one process; results are identical).");
+
+    m.def(
+        "_batch_threads", [] { return bloomkit_py::batch_threads(); },
+        "Threads a large batch may use (bloomkit/parallel.hpp): 2, or 1 with one usable CPU or "
+        "BLOOMKIT_BATCH_THREADS=1.");
+    m.def(
+        "_set_batch_threads", [](int threads) { bloomkit_py::set_batch_threads(threads); }, py::arg("threads"),
+        "Set the threads large batches may use, 1 or 2 (benchmarks and tests compare both in one process; "
+        "results are identical).");
 
     m.def(
         "hash128",

@@ -20,6 +20,7 @@
 #include "hash.hpp"
 #include "keys.hpp"
 #include "layouts.hpp"
+#include "parallel.hpp"
 #include "prefetch.hpp"
 #include "sizing.hpp"
 
@@ -217,30 +218,44 @@ class BloomFilter {
 
     // Batch insert in key order (so a repeated key reports true the second
     // time). `was_present` may be null when the caller wants no results.
+    // With threads >= 2, a batch of at least kMinParallelKeys keys into a
+    // blocked layout is split over two threads by block (parallel.hpp);
+    // the result is exactly that of one thread.
     template <class Keys>
-    void add_many(const Keys& keys, uint8_t* was_present) {
+    void add_many(const Keys& keys, uint8_t* was_present, unsigned threads = 1) {
         if (shared())
-            add_many_with<AtomicOr>(keys, was_present);
+            add_many_with<AtomicOr>(keys, was_present, threads);
         else
-            add_many_with<PlainOr>(keys, was_present);
+            add_many_with<PlainOr>(keys, was_present, threads);
     }
 
     template <class Or, class Keys>
-    void add_many_with(const Keys& keys, uint8_t* was_present) {
+    void add_many_with(const Keys& keys, uint8_t* was_present, unsigned threads) {
         uint64_t* words = write_words();
         visit_layout([&](const auto& layout) {
+            using LayoutT = std::decay_t<decltype(layout)>;
+            if constexpr (LayoutT::id != Layout::Classic) {
+                if (threads >= 2 && keys.size() >= kMinParallelKeys &&
+                    add_by_halves<Or>(layout, words, keys, was_present))
+                    return;
+            }
             uint64_t newly_set = 0;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                newly_set += add_digests<Or>(layout, words, digests, count, was_present ? was_present + first : nullptr);
+                newly_set +=
+                    add_digests<Or>(layout, words, digests, count, was_present ? was_present + first : nullptr);
             });
             set_bits_ += newly_set;
         });
     }
 
+    // With threads >= 2, a batch of at least kMinParallelKeys keys is looked
+    // up on two threads, each taking half of the keys (parallel.hpp).
     template <class Keys>
-    void contains_many(const Keys& keys, uint8_t* present) const {
+    void contains_many(const Keys& keys, uint8_t* present, unsigned threads = 1) const {
         const uint64_t* words = read_words();
         visit_layout([&](const auto& layout) {
+            if (threads >= 2 && keys.size() >= kMinParallelKeys && lookup_by_halves(layout, words, keys, present))
+                return;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
                 contains_digests(layout, words, digests, count, present + first);
             });
@@ -279,6 +294,65 @@ class BloomFilter {
                 digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
                 [&](size_t j) { present[j] = layout.contains(words, digests[j]); });
         }
+    }
+
+    // The two-thread insert (parallel.hpp): thread t inserts the keys whose
+    // block is in its half of the filter, in key order, so no word is
+    // written by both. Each thread gathers its keys of a chunk into its own
+    // buffer (a branch-free compaction: a key's half is unpredictable) and
+    // runs the one-thread probe loop over them. False when no helper thread
+    // could start (nothing was done).
+    template <class Or, class LayoutT, class Keys>
+    bool add_by_halves(const LayoutT& layout, uint64_t* words, const Keys& keys, uint8_t* was_present) {
+        const uint64_t split = upper_half_start(layout.num_blocks);
+        uint64_t newly_set[2] = {0, 0};
+        // Per thread: its keys of the current chunk, their places in the
+        // chunk, and their answers (at most kParallelChunk each).
+        std::vector<Hash128> own_digests[2];
+        std::vector<uint32_t> own_index[2];
+        std::vector<uint8_t> own_found[2];
+        const bool done = pipeline_on_two_threads(
+            keys, geometry_.seed, [&](int thread, size_t first, const Hash128* digests, size_t count) {
+                std::vector<Hash128>& mine = own_digests[thread];
+                std::vector<uint32_t>& index = own_index[thread];
+                std::vector<uint8_t>& found = own_found[thread];
+                mine.resize(count);
+                index.resize(count);
+                size_t n = 0;
+                for (size_t j = 0; j < count; ++j) {
+                    mine[n] = digests[j];
+                    index[n] = static_cast<uint32_t>(j);
+                    n += static_cast<size_t>((digests[j].h1 >= split) == (thread == 1));
+                }
+                if (was_present == nullptr) {
+                    newly_set[thread] += add_digests<Or>(layout, words, mine.data(), n, nullptr);
+                    return;
+                }
+                found.resize(count);
+                newly_set[thread] += add_digests<Or>(layout, words, mine.data(), n, found.data());
+                for (size_t i = 0; i < n; ++i) was_present[first + index[i]] = found[i];
+            });
+        if (done) set_bits_ += newly_set[0] + newly_set[1];
+        return done;
+    }
+
+    // The two-thread lookup: sources two threads may read are split in
+    // halves, each hashed and probed by its thread; the others are hashed
+    // by the calling thread a chunk at a time and each chunk's probes split.
+    template <class LayoutT, class Keys>
+    bool lookup_by_halves(const LayoutT& layout, const uint64_t* words, const Keys& keys, uint8_t* present) const {
+        if (reads_concurrently<Keys>::value)
+            return lookup_halves_on_two_threads(keys, present, [&](const auto& range, uint8_t* out) {
+                hash_chunks(range, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+                    contains_digests(layout, words, digests, count, out + first);
+                });
+            });
+        return pipeline_on_two_threads(
+            keys, geometry_.seed, [&](int thread, size_t first, const Hash128* digests, size_t count) {
+                const size_t begin = thread == 0 ? 0 : count / 2;
+                const size_t end = thread == 0 ? count / 2 : count;
+                contains_digests(layout, words, digests + begin, end - begin, present + first + begin);
+            });
     }
 
     // Row-major (count x k) bit indices of every key of the batch.
