@@ -53,9 +53,9 @@ __attribute__((noinline)) uint64_t timed_hash(const Keys& keys) {
 
 __attribute__((noinline)) void timed_add(BloomFilter& filter, const Keys& keys, bool atomic) {
     if (atomic)
-        filter.add_many_with<AtomicOr>(keys, nullptr);
+        filter.add_many_with<AtomicOr>(keys, nullptr, 1);
     else
-        filter.add_many_with<PlainOr>(keys, nullptr);
+        filter.add_many_with<PlainOr>(keys, nullptr, 1);
     barrier();
 }
 
