@@ -1,5 +1,6 @@
-// The SIMD kernels (simd.hpp) against the scalar split_block code: the same
-// bits set, the same counts of new bits, the same answers, and whole filters
+// The SIMD kernels (simd.hpp) against the scalar split_block code, and the
+// batch loops (batch_probe.hpp) against the single-key calls: the same bits
+// set, the same counts of new bits, the same answers, and whole filters
 // byte-identical with the kernels on and off.
 #include <doctest/doctest.h>
 
@@ -103,36 +104,6 @@ TEST_CASE("simd: AVX2 split_block kernels match the scalar code key by key") {
     }
 }
 
-TEST_CASE("simd: blocked512 POPCNT insert kernel matches the scalar code") {
-    if (simd::supported_level() != simd::Level::Avx2) {
-        MESSAGE("this CPU has no AVX2/POPCNT: kernel not run");
-        return;
-    }
-    for (uint32_t k : {1u, 7u, 8u, 16u}) {
-        CAPTURE(k);
-        const Blocked512Layout layout(512 * 16, k);
-        std::vector<uint64_t> scalar(8 * 16, 0), vector(8 * 16, 0);
-        uint64_t total_new = 0;
-        for (uint64_t i = 0; i < 3000; ++i) {
-            const Hash128 h = digest(splitmix64(i), 5);
-            uint64_t m[8];
-            layout.masks(h, m);
-            const uint64_t word = layout.first_word(h);
-            // The scalar reference: eight SWAR popcounts of the new bits.
-            uint32_t expected = 0;
-            for (int w = 0; w < 8; ++w) {
-                expected += platform::popcount64(m[w] & ~scalar[word + w]);
-                scalar[word + w] |= m[w];
-            }
-            const uint32_t got = simd::blocked512_add_popcnt(vector.data() + word, m);
-            REQUIRE(got == expected);
-            total_new += got;
-        }
-        CHECK(scalar == vector);
-        // Over half the bits the inserts could set are set (counts really compared).
-        CHECK(total_new > std::min<uint64_t>(3000 * k, 16 * 512) / 2);
-    }
-}
 #endif
 
 TEST_CASE("simd: filters of every layout are byte-identical at every level") {
@@ -162,6 +133,112 @@ TEST_CASE("simd: filters of every layout are byte-identical at every level") {
         for (size_t i = 1; i < frames.size(); ++i) {
             CHECK(frames[i] == frames[0]);
             CHECK(answers[i] == answers[0]);
+        }
+    }
+}
+
+// blocked512 inserts probe one bit at a time (layouts.hpp); the count of new
+// bits must equal the mask-and-popcount definition, repeated probes of one
+// key included (k = 16 hits a bit twice for many keys).
+TEST_CASE("simd: blocked512 inserts count new bits as masks and popcount do") {
+    for (uint32_t k : {1u, 7u, 8u, 16u}) {
+        CAPTURE(k);
+        const Blocked512Layout layout(512 * 16, k);
+        std::vector<uint64_t> reference(8 * 16, 0), plain(8 * 16, 0), atomic(8 * 16, 0);
+        uint64_t total_new = 0;
+        for (uint64_t i = 0; i < 3000; ++i) {
+            const Hash128 h = digest(splitmix64(i), 5);
+            uint64_t m[8];
+            layout.masks(h, m);
+            const uint64_t word = layout.first_word(h);
+            uint32_t expected = 0;
+            for (int w = 0; w < 8; ++w) {
+                expected += platform::popcount64(m[w] & ~reference[word + w]);
+                reference[word + w] |= m[w];
+            }
+            const Hash128 probe = digest(splitmix64(i + (uint64_t(1) << 40)), 5);
+            uint64_t pm[8];
+            layout.masks(probe, pm);
+            uint64_t missing = 0;
+            for (int w = 0; w < 8; ++w) missing |= pm[w] & ~reference[layout.first_word(probe) + w];
+            REQUIRE(layout.add(plain.data(), h) == expected);
+            REQUIRE(layout.add<AtomicOr>(atomic.data(), h) == expected);
+            REQUIRE(layout.contains(plain.data(), probe) == (missing == 0));
+            REQUIRE(layout.contains(plain.data(), h));
+            total_new += expected;
+        }
+        CHECK(plain == reference);
+        CHECK(atomic == reference);
+        // Over half the bits the inserts could set are set (counts really compared).
+        CHECK(total_new > std::min<uint64_t>(3000 * k, 16 * 512) / 2);
+    }
+}
+
+// The batch loops against the single-key add/contains, at every level, for
+// both write policies, with and without results, and for chunks that are
+// not a multiple of the batch loop's inner chunk (the two-thread batches
+// call add_digests / contains_digests with counts of their own).
+TEST_CASE("simd: batch probes equal the single-key calls at every level") {
+    LevelRestore restore;
+    std::vector<simd::Level> levels = {simd::Level::Portable};
+    if (simd::supported_level() == simd::Level::Avx2) levels.push_back(simd::Level::Avx2);
+    for (Layout layout : {Layout::Blocked512, Layout::SplitBlock}) {
+        CAPTURE(layout_name(layout));
+        // A small filter, so that many keys are already present.
+        const BloomGeometry geometry = bloom_geometry_at_most(layout, 2000, 0.01, 9);
+        std::vector<Hash128> digests;
+        for (uint64_t i = 0; i < 5000; ++i) digests.push_back(digest(splitmix64(i % 3700), 9));  // repeats
+        std::vector<Hash128> probes;
+        for (uint64_t i = 0; i < 3001; ++i) probes.push_back(digest(splitmix64(i + (uint64_t(1) << 33)), 9));
+        for (uint64_t i = 0; i < 999; ++i) probes.push_back(digests[i * 5]);
+
+        BloomFilter single(geometry);
+        std::vector<uint8_t> single_was(digests.size()), single_present(probes.size());
+        uint64_t single_new = 0;
+        for (size_t i = 0; i < digests.size(); ++i) {
+            const uint64_t before = single.set_bits();
+            single_was[i] = single.add(digests[i]);
+            single_new += single.set_bits() - before;
+        }
+        for (size_t i = 0; i < probes.size(); ++i) single_present[i] = single.contains(probes[i]);
+        CHECK(std::count(single_present.begin(), single_present.end(), 1) >= 999);
+
+        for (simd::Level level : levels) {
+            CAPTURE(simd::level_name(level));
+            simd::set_level(level);
+            for (size_t step : {size_t(1), size_t(255), size_t(256), size_t(1000), size_t(5000)}) {
+                CAPTURE(step);
+                for (bool atomic : {false, true}) {
+                    for (bool report : {false, true}) {
+                        std::vector<uint64_t> words(single.bits().num_words(), 0);
+                        std::vector<uint8_t> was(digests.size(), 2), present(probes.size(), 2);
+                        uint64_t newly_set = 0;
+                        with_layout(layout, geometry.num_bits, geometry.num_hashes, [&](const auto& l) {
+                            for (size_t first = 0; first < digests.size(); first += step) {
+                                const size_t count = std::min(step, digests.size() - first);
+                                uint8_t* out = report ? was.data() + first : nullptr;
+                                newly_set += atomic ? BloomFilter::add_digests<AtomicOr>(l, words.data(),
+                                                                                        digests.data() + first,
+                                                                                        count, out)
+                                                    : BloomFilter::add_digests<PlainOr>(l, words.data(),
+                                                                                       digests.data() + first,
+                                                                                       count, out);
+                            }
+                            for (size_t first = 0; first < probes.size(); first += step)
+                                BloomFilter::contains_digests(l, words.data(), probes.data() + first,
+                                                              std::min(step, probes.size() - first),
+                                                              present.data() + first);
+                        });
+                        REQUIRE(std::memcmp(words.data(), single.bits().words(), words.size() * 8) == 0);
+                        CHECK(newly_set == single_new);
+                        CHECK(present == single_present);
+                        if (report)
+                            CHECK(was == single_was);
+                        else
+                            CHECK(std::count(was.begin(), was.end(), 2) == static_cast<ptrdiff_t>(was.size()));
+                    }
+                }
+            }
         }
     }
 }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "batch_probe.hpp"
 #include "bits.hpp"
 #include "format.hpp"
 #include "frame_reader.hpp"
@@ -269,23 +270,31 @@ class BloomFilter {
     template <class Or, class LayoutT>
     static uint64_t add_digests(const LayoutT& layout, uint64_t* words, const Hash128* digests, size_t count,
                                 uint8_t* was_present) {
-        uint64_t newly_set = 0;
-        for_each_prefetched(
-            digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
-            [&](size_t j) {
-                const uint32_t added = layout.template add<Or>(words, digests[j]);
-                newly_set += added;
-                if (was_present) was_present[j] = added == 0;
-            });
-        return newly_set;
+        if constexpr (LayoutT::id != Layout::Classic) {
+            return batch_probe::add<Or>(layout, words, digests, count, was_present);
+        } else {
+            uint64_t newly_set = 0;
+            for_each_prefetched(
+                digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+                [&](size_t j) {
+                    const uint32_t added = layout.template add<Or>(words, digests[j]);
+                    newly_set += added;
+                    if (was_present) was_present[j] = added == 0;
+                });
+            return newly_set;
+        }
     }
 
     template <class LayoutT>
     static void contains_digests(const LayoutT& layout, const uint64_t* words, const Hash128* digests, size_t count,
                                  uint8_t* present) {
-        for_each_prefetched(
-            digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
-            [&](size_t j) { present[j] = layout.contains(words, digests[j]); });
+        if constexpr (LayoutT::id != Layout::Classic) {
+            batch_probe::contains(layout, words, digests, count, present);
+        } else {
+            for_each_prefetched(
+                digests, count, [&](Hash128 h) { layout.prefetch(words, h); },
+                [&](size_t j) { present[j] = layout.contains(words, digests[j]); });
+        }
     }
 
     // The two-thread insert (parallel.hpp): thread 1 inserts the keys whose

@@ -84,9 +84,8 @@ constexpr uint64_t kC2 = 0x4cf5ad432745937fULL;
 inline uint64_t mix_k1(uint64_t k1) { return rotl64(k1 * kC1, 31) * kC2; }
 inline uint64_t mix_k2(uint64_t k2) { return rotl64(k2 * kC2, 33) * kC1; }
 
-inline Hash128 finalize(uint64_t h1, uint64_t h2, uint64_t len) {
-    h1 ^= len;
-    h2 ^= len;
+// The finaliser after the length has been XORed into both lanes.
+inline Hash128 finalize_lanes(uint64_t h1, uint64_t h2) {
     h1 += h2;
     h2 += h1;
     h1 = fmix64(h1);
@@ -95,6 +94,8 @@ inline Hash128 finalize(uint64_t h1, uint64_t h2, uint64_t len) {
     h2 += h1;
     return {h1, h2};
 }
+
+inline Hash128 finalize(uint64_t h1, uint64_t h2, uint64_t len) { return finalize_lanes(h1 ^ len, h2 ^ len); }
 
 // One 16-byte block of the body.
 inline void mix_block(uint64_t& h1, uint64_t& h2, const uint8_t* block) {
@@ -140,12 +141,12 @@ inline Hash128 murmur3_x64_128(const void* data, size_t len, uint32_t seed) {
 // integer key, without going through memory: with len == 8 there are no
 // blocks and the tail is exactly `value` in lane 1. Identical output to
 // murmur3_x64_128(&le_bytes, 8, seed) by construction (and by test).
+// With len == 8 both lanes start as seed ^ 8 after the length XOR; folding
+// that constant saves an XOR per key (the compiler keeps (x ^ seed) ^ 8).
 inline Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
     using namespace detail;
-    uint64_t h1 = seed;
-    uint64_t h2 = seed;
-    h1 ^= mix_k1(value);
-    return finalize(h1, h2, 8);
+    const uint64_t lane = uint64_t(seed) ^ 8;
+    return finalize_lanes(mix_k1(value) ^ lane, lane);
 }
 
 // Maps a uniformly distributed 64-bit value onto [0, range) without a

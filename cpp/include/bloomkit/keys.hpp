@@ -60,12 +60,7 @@ class IntegerKeys {
 
     size_t size() const { return count_; }
 
-    uint64_t value(size_t i) const {
-        Int v;
-        std::memcpy(&v, base_ + static_cast<ptrdiff_t>(i) * stride_, sizeof v);
-        using Wide = typename std::conditional<std::is_signed<Int>::value, int64_t, uint64_t>::type;
-        return static_cast<uint64_t>(static_cast<Wide>(v));
-    }
+    uint64_t value(size_t i) const { return load(base_ + static_cast<ptrdiff_t>(i) * stride_); }
 
     template <class Hasher>
     Hash128 hash_with(size_t i, const Hasher& hasher) const {
@@ -73,7 +68,21 @@ class IntegerKeys {
     }
     Hash128 hash(size_t i, uint32_t seed) const { return hash_with(i, Murmur3Hasher{seed}); }
 
+    // out[j] = hash(first + j, seed) for j < count, walking the stride with
+    // a pointer instead of a multiply per key (hash_chunks uses it).
+    void hash_range(size_t first, size_t count, uint32_t seed, Hash128* out) const {
+        const uint8_t* item = base_ + static_cast<ptrdiff_t>(first) * stride_;
+        for (size_t j = 0; j < count; ++j, item += stride_) out[j] = murmur3_x64_128_u64(load(item), seed);
+    }
+
   private:
+    static uint64_t load(const uint8_t* item) {
+        Int v;
+        std::memcpy(&v, item, sizeof v);
+        using Wide = typename std::conditional<std::is_signed<Int>::value, int64_t, uint64_t>::type;
+        return static_cast<uint64_t>(static_cast<Wide>(v));
+    }
+
     const uint8_t* base_;
     size_t count_;
     ptrdiff_t stride_;
@@ -522,6 +531,27 @@ class NanosecondKeys {
 // benchmarks/results/2026-11-24-prefetch-tuning.md).
 constexpr size_t kHashChunk = 256;
 
+namespace detail {
+// The int overload is chosen when keys.hash_range exists (an exact match
+// beats the int -> long conversion); otherwise it drops out (SFINAE).
+template <class Keys>
+auto hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests, int)
+    -> decltype(keys.hash_range(first, count, seed, digests)) {
+    return keys.hash_range(first, count, seed, digests);
+}
+template <class Keys>
+void hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests, long) {
+    for (size_t j = 0; j < count; ++j) digests[j] = keys.hash(first + j, seed);
+}
+}  // namespace detail
+
+// digests[j] = keys.hash(first + j, seed) for j < count, through the
+// source's own hash_range() when it has one (IntegerKeys).
+template <class Keys>
+void hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests) {
+    detail::hash_range(keys, first, count, seed, digests, 0);
+}
+
 // Hashes `keys` in chunks and hands each chunk to `consume(first_index,
 // digests, count)`. This is the only loop that turns a batch of keys into
 // digests; every filter's batch operations are built on it.
@@ -532,7 +562,7 @@ void hash_chunks(const Keys& keys, uint32_t seed, Consume&& consume) {
     const size_t total = keys.size();
     for (size_t first = 0; first < total; first += Chunk) {
         const size_t count = std::min(Chunk, total - first);
-        for (size_t j = 0; j < count; ++j) digests[j] = keys.hash(first + j, seed);
+        hash_range(keys, first, count, seed, digests);
         consume(first, static_cast<const Hash128*>(digests), count);
     }
 }

@@ -6,6 +6,13 @@
 //     contains(words, h)        true when all are set
 //     prefetch(words, h)        hints every line the key touches
 //     prefetch_first(words, h)  hints the line a lookup reads first
+// and the blocked layouts also
+//     first_word(h), probe_seed(h)          where the key's block is, and
+//                                           what its in-block bits come from
+//     add_block<Or, Level>(block, seed)     add / contains on the block,
+//     contains_block<Level>(block, seed)    for the batch loops
+//                                           (batch_probe.hpp), which
+//                                           compute the two once per key
 // Bit i of a filter is bit i mod 64 of word i div 64 (docs/FORMAT.md); the
 // sizing of each layout is in sizing.hpp. Plain, counting (classic only) and
 // scalable filters all reach their bits through these structs.
@@ -139,7 +146,8 @@ struct ClassicLayout {
 class BlockProbes {
   public:
     static constexpr uint64_t kRemix = 0x9E3779B97F4A7C15ULL;  // 2^64 / golden ratio
-    explicit BlockProbes(Hash128 h) : g_(detail::fmix64(h.h2)), word_(g_) {}
+    // `g` is the key's probe seed, fmix64(h2) (Blocked512Layout::probe_seed).
+    explicit BlockProbes(uint64_t g) : g_(g), word_(g) {}
     uint32_t next() {
         if (left_ == 0) {
             g_ = detail::fmix64(g_ + kRemix);
@@ -167,10 +175,14 @@ struct Blocked512Layout {
 
     uint64_t first_word(Hash128 h) const { return fast_range64(h.h1, num_blocks) * 8; }
 
+    // What the in-block probes are derived from (BlockProbes). A batch
+    // computes it and first_word once per key (batch_probe.hpp).
+    static uint64_t probe_seed(Hash128 h) { return detail::fmix64(h.h2); }
+
     // The key's bits as eight 64-bit masks, one per word of its block.
     void masks(Hash128 h, uint64_t out[8]) const {
         for (int w = 0; w < 8; ++w) out[w] = 0;
-        BlockProbes probes(h);
+        BlockProbes probes(probe_seed(h));
         for (uint32_t i = 0; i < num_hashes; ++i) {
             const uint32_t bit = probes.next();
             out[bit >> 6] |= uint64_t(1) << (bit & 63);
@@ -180,34 +192,51 @@ struct Blocked512Layout {
     template <class F>
     void for_each_position(Hash128 h, F&& f) const {
         const uint64_t base = first_word(h) * 64;
-        BlockProbes probes(h);
+        BlockProbes probes(probe_seed(h));
         for (uint32_t i = 0; i < num_hashes; ++i) f(base + probes.next());
     }
 
     template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
-        uint64_t m[8];
-        masks(h, m);
-        uint64_t* block = words + first_word(h);
-#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
-        // Counting the new bits is most of an insert's work on baseline
-        // x86-64; the kernel counts with POPCNT (simd.hpp).
-        if constexpr (std::is_same<Or, PlainOr>::value) {
-            if (simd::active_level() == simd::Level::Avx2) return simd::blocked512_add_popcnt(block, m);
-        }
-#endif
-        uint32_t newly_set = 0;
-        for (int w = 0; w < 8; ++w) newly_set += platform::popcount64(m[w] & ~Or::fetch_or(block[w], m[w]));
-        return newly_set;
+        return add_block<Or, simd::Level::Portable>(words + first_word(h), probe_seed(h));
     }
 
     bool contains(const uint64_t* words, Hash128 h) const {
-        uint64_t m[8];
-        masks(h, m);
-        const uint64_t* block = words + first_word(h);
-        uint64_t missing = 0;
-        for (int w = 0; w < 8; ++w) missing |= m[w] & ~block[w];
-        return missing == 0;
+        return contains_block<simd::Level::Portable>(words + first_word(h), probe_seed(h));
+    }
+
+    // The key with probe seed g against its block, one probe at a time:
+    // no masks are built. An insert ORs each bit into its word and counts
+    // it when it was clear in the word before the OR; a bit hit twice by
+    // one key counts once (the second OR finds it set), so the count is
+    // the number of distinct positions that were clear, as with masks and
+    // a popcount, in fewer instructions (k probes instead of eight words of
+    // masks, ORs and popcounts: results/2026-11-24-batch-compute.md). A
+    // shared mapping pays k atomic ORs instead of eight. A lookup ANDs the k bits
+    // without branching (a miss is a coin flip while the filter fills).
+    // The same code at every level (the batch loops pass theirs so that
+    // every layout has one interface).
+    template <class Or, simd::Level>
+    BLOOMKIT_ALWAYS_INLINE uint32_t add_block(uint64_t* block, uint64_t g) const {
+        uint32_t newly_set = 0;
+        BlockProbes probes(g);
+        for (uint32_t i = 0; i < num_hashes; ++i) {
+            const uint32_t bit = probes.next();
+            const uint64_t mask = uint64_t(1) << (bit & 63);
+            newly_set += (Or::fetch_or(block[bit >> 6], mask) & mask) == 0;
+        }
+        return newly_set;
+    }
+
+    template <simd::Level>
+    BLOOMKIT_ALWAYS_INLINE bool contains_block(const uint64_t* block, uint64_t g) const {
+        uint64_t all = 1;
+        BlockProbes probes(g);
+        for (uint32_t i = 0; i < num_hashes; ++i) {
+            const uint32_t bit = probes.next();
+            all &= block[bit >> 6] >> (bit & 63);
+        }
+        return (all & 1) != 0;
     }
 
     void prefetch(const uint64_t* words, Hash128 h) const { platform::prefetch_read(words + first_word(h)); }
@@ -227,13 +256,15 @@ struct SplitBlockLayout {
 
     static uint32_t lane_bit(uint32_t g, int lane) { return (g * kSalts[lane]) >> 27; }
 
-    // The 32 bits the lanes' bits come from.
-    static uint32_t lane_seed(Hash128 h) { return static_cast<uint32_t>(detail::fmix64(h.h2)); }
+    // What the lanes' bits come from: the low 32 bits of fmix64(h2). A
+    // batch computes it and first_word once per key (batch_probe.hpp).
+    static uint64_t probe_seed(Hash128 h) { return detail::fmix64(h.h2); }
+    static uint32_t lane_seed(Hash128 h) { return static_cast<uint32_t>(probe_seed(h)); }
 
     // The key's bits as four 64-bit masks: word w holds lanes 2w (low half)
     // and 2w + 1 (high half).
-    static void masks(Hash128 h, uint64_t out[4]) {
-        const uint32_t g = lane_seed(h);
+    static void masks(Hash128 h, uint64_t out[4]) { masks_of_seed(lane_seed(h), out); }
+    BLOOMKIT_ALWAYS_INLINE static void masks_of_seed(uint32_t g, uint64_t out[4]) {
         for (int w = 0; w < 4; ++w)
             out[w] = (uint64_t(1) << lane_bit(g, 2 * w)) | (uint64_t(1) << (32 + lane_bit(g, 2 * w + 1)));
     }
@@ -252,27 +283,38 @@ struct SplitBlockLayout {
     template <class Or = PlainOr>
     uint32_t add(uint64_t* words, Hash128 h) const {
 #if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
-        if constexpr (std::is_same<Or, PlainOr>::value) {
-            if (simd::active_level() == simd::Level::Avx2)
-                return simd::split_block_add_avx2(words + first_word(h), lane_seed(h), kSalts);
-        }
+        if (simd::active_level() == simd::Level::Avx2)
+            return add_block<Or, simd::Level::Avx2>(words + first_word(h), probe_seed(h));
 #endif
-        return add_scalar<Or>(words, h);
+        return add_block<Or, simd::Level::Portable>(words + first_word(h), probe_seed(h));
     }
 
     bool contains(const uint64_t* words, Hash128 h) const {
 #if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
         if (simd::active_level() == simd::Level::Avx2)
-            return simd::split_block_contains_avx2(words + first_word(h), lane_seed(h), kSalts);
+            return contains_block<simd::Level::Avx2>(words + first_word(h), probe_seed(h));
 #endif
-        return contains_scalar(words, h);
+        return contains_block<simd::Level::Portable>(words + first_word(h), probe_seed(h));
     }
 
     template <class Or = PlainOr>
     uint32_t add_scalar(uint64_t* words, Hash128 h) const {
+        return add_block<Or, simd::Level::Portable>(words + first_word(h), probe_seed(h));
+    }
+    bool contains_scalar(const uint64_t* words, Hash128 h) const {
+        return contains_block<simd::Level::Portable>(words + first_word(h), probe_seed(h));
+    }
+
+    // The key with probe seed g against its block, with the AVX2 kernel at
+    // Level::Avx2 (which must then be active).
+    template <class Or, simd::Level L>
+    BLOOMKIT_ALWAYS_INLINE static uint32_t add_block(uint64_t* block, uint64_t g) {
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+        if constexpr (L == simd::Level::Avx2 && std::is_same<Or, PlainOr>::value)
+            return simd::split_block_add_avx2(block, static_cast<uint32_t>(g), kSalts);
+#endif
         uint64_t m[4];
-        masks(h, m);
-        uint64_t* block = words + first_word(h);
+        masks_of_seed(static_cast<uint32_t>(g), m);
         // Each 32-bit lane of a mask holds exactly one bit, so the newly set
         // bits are the non-zero lanes of m & ~old: two compares per word
         // instead of a popcount (a ~15-instruction SWAR sequence on baseline
@@ -285,10 +327,14 @@ struct SplitBlockLayout {
         return newly_set;
     }
 
-    bool contains_scalar(const uint64_t* words, Hash128 h) const {
+    template <simd::Level L>
+    BLOOMKIT_ALWAYS_INLINE static bool contains_block(const uint64_t* block, uint64_t g) {
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+        if constexpr (L == simd::Level::Avx2)
+            return simd::split_block_contains_avx2(block, static_cast<uint32_t>(g), kSalts);
+#endif
         uint64_t m[4];
-        masks(h, m);
-        const uint64_t* block = words + first_word(h);
+        masks_of_seed(static_cast<uint32_t>(g), m);
         uint64_t missing = 0;
         for (int w = 0; w < 4; ++w) missing |= m[w] & ~block[w];
         return missing == 0;

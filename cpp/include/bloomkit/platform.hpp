@@ -33,6 +33,18 @@
 #define BLOOMKIT_COLD
 #endif
 
+// Forces a small function into its caller. The batch loops compiled for
+// AVX2 (batch_probe.hpp) are built from such functions so that they and the
+// AVX2 kernels they call become one loop body; a plain call could not be
+// inlined across the target change.
+#if defined(__GNUC__) || defined(__clang__)
+#define BLOOMKIT_ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define BLOOMKIT_ALWAYS_INLINE __forceinline
+#else
+#define BLOOMKIT_ALWAYS_INLINE inline
+#endif
+
 namespace bloomkit {
 namespace platform {
 
@@ -121,7 +133,10 @@ inline uint64_t bswap64(uint64_t x) {
 }
 
 // A hint that `address` will be read (or written, with prefetch_write) soon.
-inline void prefetch_read(const void* address) {
+// Always inlined: GCC 12 treats an out-of-line prefetch function as having
+// no effect and deletes calls to it that end up in a function with another
+// target attribute (the AVX2 batch loops) instead of inlining them.
+BLOOMKIT_ALWAYS_INLINE void prefetch_read(const void* address) {
 #if defined(BLOOMKIT_GNU)
     __builtin_prefetch(address, 0, 3);
 #elif defined(BLOOMKIT_MSVC) && (defined(_M_X64) || defined(_M_IX86))
@@ -131,7 +146,7 @@ inline void prefetch_read(const void* address) {
 #endif
 }
 
-inline void prefetch_write(const void* address) {
+BLOOMKIT_ALWAYS_INLINE void prefetch_write(const void* address) {
 #if defined(BLOOMKIT_GNU)
     __builtin_prefetch(address, 1, 3);
 #else

@@ -1,6 +1,6 @@
-// Kernels for the in-block work of the blocked layouts, compiled for newer
-// x86-64 instruction sets and chosen once at run time: split_block's lanes
-// in AVX2, and blocked512's insert counting new bits with POPCNT.
+// Kernels for split_block's in-block work, compiled for AVX2 and chosen at
+// run time. (blocked512 probes one bit at a time, which needs no vector
+// code and no POPCNT: layouts.hpp.)
 //
 // A split_block key sets one bit in each of its 256-bit block's eight 32-bit
 // lanes, lane i's bit being (g * salt_i mod 2^32) >> 27 (layouts.hpp). That
@@ -11,9 +11,11 @@
 // multiplies, shifts and ORs of each.
 //
 // Dispatch. The extension is built for baseline x86-64 (no -mavx2), so a
-// wheel runs on every x86-64 CPU: the kernels alone are compiled for AVX2
-// (__attribute__((target("avx2,popcnt")))) and are only called when
-// active_level() says so. The level starts as the best the CPU supports
+// wheel runs on every x86-64 CPU: the kernels, and the batch loops that
+// inline them (batch_probe.hpp), alone are compiled for AVX2
+// (__attribute__((target("avx2,popcnt")))) and only run when
+// active_level() says so; a single-key call reads the level once per key,
+// a batch once per chunk. The level starts as the best the CPU supports
 // (__builtin_cpu_supports, which also checks that the OS saves the YMM
 // registers) and can be lowered with set_level() — the Python module does
 // that from the BLOOMKIT_SIMD environment variable at import, so tests can
@@ -35,6 +37,12 @@
 #if defined(BLOOMKIT_GNU) && defined(__x86_64__)
 #define BLOOMKIT_HAVE_AVX2_KERNELS 1
 #include <immintrin.h>
+#endif
+
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+// What Level::Avx2 may use: a whole loop compiled with this attribute runs
+// only when active_level() says so.
+#define BLOOMKIT_TARGET_AVX2 __attribute__((target("avx2,popcnt")))
 #endif
 
 namespace bloomkit {
@@ -113,22 +121,6 @@ __attribute__((target("avx2,popcnt"))) inline uint32_t split_block_add_avx2(uint
     const __m256i fresh = _mm256_andnot_si256(old, mask);
     const int already = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(fresh, _mm256_setzero_si256())));
     return 8u - static_cast<uint32_t>(__builtin_popcount(static_cast<unsigned>(already)));
-}
-
-// ORs a blocked512 key's eight word masks into its 64-byte block and counts
-// the new bits. Not vector code: the gain is the POPCNT instruction, which
-// baseline x86-64 lacks (platform.hpp counts with a ~12-instruction SWAR
-// sequence, eight times per key). The masks come from the scalar probe code
-// (layouts.hpp, BlockProbes) and are read as 64-bit words: a 256-bit load
-// of them right after their scalar stores would stall store forwarding.
-__attribute__((target("popcnt"))) inline uint32_t blocked512_add_popcnt(uint64_t* block, const uint64_t* masks) {
-    uint32_t newly_set = 0;
-    for (int w = 0; w < 8; ++w) {
-        const uint64_t old = block[w];
-        block[w] = old | masks[w];
-        newly_set += static_cast<uint32_t>(__builtin_popcountll(masks[w] & ~old));
-    }
-    return newly_set;
 }
 
 #endif
