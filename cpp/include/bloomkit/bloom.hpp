@@ -307,7 +307,8 @@ class BloomFilter {
         uint64_t newly_set[2] = {0, 0};
         std::vector<uint8_t> found[2];  // per thread, at most kParallelChunk
         const bool done = pipeline_on_two_threads(
-            keys, geometry_.seed, [upper](size_t, const Hash128& h, size_t) { return h.h1 >= upper; },
+            keys, geometry_.seed, was_present != nullptr,
+            [upper](size_t, const Hash128& h, size_t) { return h.h1 >= upper; },
             [&](int thread, size_t first, const Hash128* digests, const uint32_t* places, size_t n) {
                 if (was_present == nullptr) {
                     newly_set[thread] += add_digests<Or>(layout, words, digests, n, nullptr);

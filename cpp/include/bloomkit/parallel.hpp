@@ -89,6 +89,10 @@ class KeyRange {
     KeyRange(const Keys& keys, size_t begin, size_t count) : keys_(keys), begin_(begin), count_(count) {}
     size_t size() const { return count_; }
     Hash128 hash(size_t i, uint32_t seed) const { return keys_.hash(begin_ + i, seed); }
+    // The source's own loop when it has one (keys.hpp, hash_range).
+    void hash_range(size_t first, size_t count, uint32_t seed, Hash128* out) const {
+        bloomkit::hash_range(keys_, begin_ + first, count, seed, out);
+    }
 
   private:
     const Keys& keys_;
@@ -214,12 +218,15 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
 // uncontended lock operations per chunk.
 class ChunkRing : public Abandonable {
   public:
-    explicit ChunkRing(size_t total_keys)
+    // keep_places: whether probe() reads the places (an insert that
+    // reports which keys were present); otherwise they are not written.
+    ChunkRing(size_t total_keys, bool keep_places)
         : total_(total_keys),
           chunks_((total_keys + kParallelChunk - 1) / kParallelChunk),
+          keep_places_(keep_places),
           slot_size_(std::min(total_keys, kParallelChunk)),
           digests_(kRingChunks * 2 * slot_size_),
-          places_(kRingChunks * 2 * slot_size_),
+          places_(keep_places ? kRingChunks * 2 * slot_size_ : 0),
           held_(kRingChunks, kNone) {}
 
     void abandon() override {
@@ -247,7 +254,9 @@ class ChunkRing : public Abandonable {
     size_t first_key(size_t chunk) const { return chunk * kParallelChunk; }
     size_t key_count(size_t chunk) const { return std::min(kParallelChunk, total_ - first_key(chunk)); }
     Hash128* digests(size_t slot, int thread) { return digests_.data() + (2 * slot + thread) * slot_size_; }
-    uint32_t* places(size_t slot, int thread) { return places_.data() + (2 * slot + thread) * slot_size_; }
+    uint32_t* places(size_t slot, int thread) {
+        return keep_places_ ? places_.data() + (2 * slot + thread) * slot_size_ : nullptr;
+    }
 
     // Returns once `chunk` is hashed (false if the other thread failed),
     // hashing chunks itself while it may.
@@ -282,15 +291,30 @@ class ChunkRing : public Abandonable {
         Hash128* to[2] = {digests(slot, 0), digests(slot, 1)};
         uint32_t* at[2] = {places(slot, 0), places(slot, 1)};
         size_t n0 = 0, n1 = 0;
-        for (size_t j = 0; j < count; ++j) {
-            const Hash128 h = keys.hash(first + j, seed);
-            const size_t in_upper = part(j, h, count) ? 1 : 0;
-            to[0][n0] = h;
-            to[1][n1] = h;
-            at[0][n0] = static_cast<uint32_t>(j);
-            at[1][n1] = static_cast<uint32_t>(j);
-            n0 += 1 - in_upper;
-            n1 += in_upper;
+        Hash128 hashed[kHashChunk];
+        for (size_t done = 0; done < count; done += kHashChunk) {
+            const size_t step = std::min(kHashChunk, count - done);
+            hash_range(keys, first + done, step, seed, hashed);
+            if (keep_places_) {
+                for (size_t i = 0; i < step; ++i) {
+                    const size_t j = done + i;
+                    const size_t in_upper = part(j, hashed[i], count) ? 1 : 0;
+                    to[0][n0] = hashed[i];
+                    to[1][n1] = hashed[i];
+                    at[0][n0] = static_cast<uint32_t>(j);
+                    at[1][n1] = static_cast<uint32_t>(j);
+                    n0 += 1 - in_upper;
+                    n1 += in_upper;
+                }
+            } else {
+                for (size_t i = 0; i < step; ++i) {
+                    const size_t in_upper = part(done + i, hashed[i], count) ? 1 : 0;
+                    to[0][n0] = hashed[i];
+                    to[1][n1] = hashed[i];
+                    n0 += 1 - in_upper;
+                    n1 += in_upper;
+                }
+            }
         }
         part_size_[slot][0] = n0;
         part_size_[slot][1] = n1;
@@ -324,6 +348,7 @@ class ChunkRing : public Abandonable {
 
     const size_t total_;
     const size_t chunks_;
+    const bool keep_places_;
     const size_t slot_size_;
     std::vector<Hash128> digests_;  // per slot and part
     std::vector<uint32_t> places_;  // per slot and part: each key's place in its chunk
@@ -337,14 +362,15 @@ class ChunkRing : public Abandonable {
     std::atomic<uint64_t> version_{0};
 };
 
-// Runs a ChunkRing over `keys` on two threads. Returns false (nothing done)
-// for a source two threads may not read, or when no helper thread starts.
+// Runs a ChunkRing over `keys` on two threads (probe's `places` argument
+// is null unless keep_places). Returns false (nothing done) for a source two
+// threads may not read, or when no helper thread starts.
 template <class Keys, class Part, class Probe>
-bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, const Part& part, Probe&& probe) {
+bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, bool keep_places, const Part& part, Probe&& probe) {
     if constexpr (!reads_concurrently<Keys>::value) {
         return false;
     } else {
-        ChunkRing ring(keys.size());
+        ChunkRing ring(keys.size(), keep_places);
         return run_on_two_threads([&](int thread) { ring.run(thread, keys, seed, part, probe); }, &ring);
     }
 }
