@@ -217,12 +217,10 @@ TEST_CASE("simd: batch probes equal the single-key calls at every level") {
                             for (size_t first = 0; first < digests.size(); first += step) {
                                 const size_t count = std::min(step, digests.size() - first);
                                 uint8_t* out = report ? was.data() + first : nullptr;
-                                newly_set += atomic ? BloomFilter::add_digests<AtomicOr>(l, words.data(),
-                                                                                        digests.data() + first,
-                                                                                        count, out)
-                                                    : BloomFilter::add_digests<PlainOr>(l, words.data(),
-                                                                                       digests.data() + first,
-                                                                                       count, out);
+                                newly_set += atomic ? BloomFilter::add_digests<AtomicOr>(
+                                                          l, words.data(), digests.data() + first, count, out)
+                                                    : BloomFilter::add_digests<PlainOr>(
+                                                          l, words.data(), digests.data() + first, count, out);
                             }
                             for (size_t first = 0; first < probes.size(); first += step)
                                 BloomFilter::contains_digests(l, words.data(), probes.data() + first,

@@ -91,8 +91,8 @@ struct ContainsProbe {
 };
 
 template <simd::Level L, class Or, bool Report, class LayoutT>
-BLOOMKIT_ALWAYS_INLINE uint64_t add_loop(const LayoutT& layout, uint64_t* words, const Hash128* digests,
-                                         size_t count, uint8_t* was_present) {
+BLOOMKIT_ALWAYS_INLINE uint64_t add_loop(const LayoutT& layout, uint64_t* words, const Hash128* digests, size_t count,
+                                         uint8_t* was_present) {
     BlockPlan plan;
     AddProbe<L, Or, Report, LayoutT> probe{layout, nullptr, 0};
     for (size_t first = 0; first < count; first += kHashChunk) {
@@ -151,8 +151,7 @@ uint64_t add(const LayoutT& layout, uint64_t* words, const Hash128* digests, siz
 
 // present[j] = whether all of key j's bits are set.
 template <class LayoutT>
-void contains(const LayoutT& layout, const uint64_t* words, const Hash128* digests, size_t count,
-              uint8_t* present) {
+void contains(const LayoutT& layout, const uint64_t* words, const Hash128* digests, size_t count, uint8_t* present) {
 #if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
     if (simd::active_level() == simd::Level::Avx2) return contains_loop_avx2(layout, words, digests, count, present);
 #endif
