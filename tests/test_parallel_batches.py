@@ -7,6 +7,7 @@ the two-thread path may only be faster, never different.
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -74,20 +75,22 @@ def test_numpy_batches_give_identical_filters_and_answers(batch_threads, layout)
     assert two[2].mean() < 0.0113
 
 
+@pytest.mark.parametrize("secret_key", [None, SECRET], ids=["unkeyed", "keyed"])
 @pytest.mark.parametrize(
     "make_keys",
     [
+        pytest.param(lambda: with_repeats(N, 3), id="uint64-with-repeats"),
         pytest.param(lambda: np.arange(N, dtype=np.float64) / 7, id="float64"),
         pytest.param(lambda: np.array([b"key-%d" % i for i in range(N)], dtype="S12"), id="bytes-S12"),
         pytest.param(lambda: [f"https://example.com/page/{i}" for i in range(N)], id="str-list"),
         pytest.param(lambda: np.array([f"k{i}" for i in range(N)], dtype="U8"), id="unicode-U8"),
     ],
 )
-def test_every_key_source_gives_identical_filters(batch_threads, make_keys):
+def test_every_key_source_gives_identical_filters(batch_threads, make_keys, secret_key):
     keys = make_keys()
 
     def build():
-        f = BloomFilter(N, 0.01)
+        f = BloomFilter(N, 0.01, secret_key=secret_key)
         first = f.add_many(keys)
         return f.to_bytes(), first, f.contains_many(keys)
 
@@ -109,20 +112,6 @@ def test_arrow_strings_give_identical_filters(batch_threads):
     one, two = one_and_two(batch_threads, build)
     assert one[0] == two[0]
     assert two[1].all()
-
-
-def test_keyed_filters_give_identical_filters(batch_threads):
-    keys = with_repeats(N, 3)
-
-    def build():
-        f = BloomFilter(N, 0.01, secret_key=SECRET)
-        was_present = f.add_many(keys)
-        return f.to_bytes(), was_present, f.contains_many(keys)
-
-    one, two = one_and_two(batch_threads, build)
-    assert one[0] == two[0]
-    assert np.array_equal(one[1], two[1])
-    assert two[2].all()
 
 
 def test_file_backed_filter_gives_the_same_file(batch_threads, tmp_path):
@@ -213,3 +202,38 @@ def test_interpreter_exit_with_daemon_threads_inside_two_thread_batches():
         print("exiting")
     """
     assert_exits_cleanly(source)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_child_forked_during_another_threads_two_thread_batch_runs_its_own():
+    # A child forked while a thread of the parent runs two-thread batches has
+    # none of the parent's threads; its own large batches must work, and get
+    # a helper of their own (the parent's helper slot is not inherited).
+    source = """
+        import os, threading
+        import numpy as np
+        import bloomkit
+        from bloomkit import _core
+        busy = bloomkit.BloomFilter(2_000_000, 0.01)
+        numbers = np.arange(2_000_000, dtype=np.uint64)
+        stop = threading.Event()
+        def work():
+            while not stop.is_set():
+                busy.update(numbers)
+        worker = threading.Thread(target=work)
+        worker.start()
+        statuses = []
+        for _ in range(5):
+            pid = os.fork()
+            if pid == 0:
+                mine = bloomkit.BloomFilter(500_000, 0.01)
+                keys = np.arange(10**9, 10**9 + 500_000, dtype=np.uint64)
+                mine.update(keys)
+                ok = mine.contains_many(keys).all() and _core._helper_slots_in_use() == 0
+                os._exit(0 if ok else 1)
+            statuses.append(os.waitpid(pid, 0)[1])
+        stop.set()
+        worker.join()
+        print("exiting" if statuses == [0] * 5 else statuses)
+    """
+    assert_exits_cleanly(source, runs=1)

@@ -3,6 +3,7 @@
 #include <bloomkit/cuckoo.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/memory.hpp>
+#include <bloomkit/parallel.hpp>
 #include <bloomkit/simd.hpp>
 
 #include <cstdlib>
@@ -57,6 +58,9 @@ PYBIND11_MODULE(_core, m) {
         "_batch_threads", [] { return bloomkit_py::batch_threads(); },
         "Threads a large batch may use (bloomkit/parallel.hpp): 2, or 1 with one usable CPU or "
         "BLOOMKIT_BATCH_THREADS=1.");
+    m.def(
+        "_helper_slots_in_use", [] { return bloomkit::HelperSlot::in_use_now(); },
+        "Helper threads of two-thread batches running now (bloomkit/parallel.hpp; for tests).");
     m.def(
         "_set_batch_threads", [](int threads) { bloomkit_py::set_batch_threads(threads); }, py::arg("threads"),
         "Set the threads large batches may use, 1 or 2 (benchmarks and tests compare both in one process; "

@@ -132,6 +132,12 @@ class HelperSlot {
     HelperSlot& operator=(const HelperSlot&) = delete;
     bool acquired() const { return acquired_; }
 
+    // For a process forked while another thread's batch held a slot: the
+    // child has no helper threads, so none of the parent's slots is taken
+    // (the bindings call this from a pthread_atfork child handler).
+    static void reset_after_fork() { in_use().store(0, std::memory_order_relaxed); }
+    static int in_use_now() { return in_use().load(std::memory_order_relaxed); }
+
   private:
     static std::atomic<int>& in_use() {
         static std::atomic<int> count{0};
