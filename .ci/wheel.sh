@@ -52,6 +52,15 @@ case "$(basename "$wheel")" in
     *) echo "FAIL: $(basename "$wheel") has no manylinux tag"; exit 1 ;;
 esac
 echo "   $(basename "$wheel"): $(du -k "$wheel" | cut -f1) KiB"
+# The glibc a wheel needs may not creep up unnoticed: RHEL/Rocky 9 ship glibc
+# 2.34, and one newer libstdc++ symbol (GCC 12's untimed
+# condition_variable::wait) would raise the tag to 2.35 (parallel.hpp).
+glibc_minor="$(basename "$wheel" | sed -n 's/.*manylinux_2_\([0-9]*\)_.*/\1/p')"
+if [ -n "$glibc_minor" ] && [ "$glibc_minor" -gt 34 ]; then
+    echo "FAIL: $(basename "$wheel") needs glibc 2.$glibc_minor (at most 2.34 allowed)"
+    "$python" -m auditwheel show "$wheel"
+    exit 1
+fi
 "$python" -m auditwheel show "$wheel" | sed -n '1,3p'
 
 echo "== twine check"

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>  // abi::__forced_unwind
@@ -338,7 +339,13 @@ class ChunkRing : public Abandonable {
         lock.unlock();
         for (int spin = 0; spin < kSpins && version_.load(std::memory_order_acquire) == seen; ++spin) relax();
         lock.lock();
-        changed_.wait(lock, [&] { return version_.load(std::memory_order_relaxed) != seen; });
+        // A timed wait, re-armed until the change: the untimed
+        // condition_variable::wait is a libstdc++ 12 symbol (GLIBCXX_3.4.30)
+        // that would raise the wheel's manylinux tag to glibc 2.35; the timed
+        // one is inline (pthread_cond_clockwait, glibc 2.30).
+        while (!changed_.wait_for(lock, std::chrono::milliseconds(50),
+                                  [&] { return version_.load(std::memory_order_relaxed) != seen; })) {
+        }
     }
 
     void publish_change() {
