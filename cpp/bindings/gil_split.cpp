@@ -52,6 +52,13 @@ std::atomic<int>& threads_setting() {
     return threads;
 }
 
+// A child forked while another thread of the parent ran a two-thread batch
+// must not inherit that batch's helper slot (parallel.hpp, HelperSlot).
+#if defined(__unix__) || defined(__APPLE__)
+[[maybe_unused]] const int fork_handler_registered =
+    pthread_atfork(nullptr, nullptr, [] { bloomkit::HelperSlot::reset_after_fork(); });
+#endif
+
 }  // namespace
 
 int batch_threads() { return threads_setting().load(std::memory_order_relaxed); }
@@ -61,17 +68,6 @@ void set_batch_threads(int threads) {
         throw std::invalid_argument("batch threads must be 1 or 2, got " + std::to_string(threads));
     threads_setting().store(threads == 2 ? decide_threads() : 1, std::memory_order_relaxed);
 }
-
-namespace {
-
-// A child forked while another thread of the parent ran a two-thread batch
-// must not inherit that batch's helper slot (parallel.hpp, HelperSlot).
-#if defined(__unix__) || defined(__APPLE__)
-[[maybe_unused]] const int fork_handler_registered =
-    pthread_atfork(nullptr, nullptr, [] { bloomkit::HelperSlot::reset_after_fork(); });
-#endif
-
-}  // namespace
 
 unsigned threads_for_batch(size_t count) {
     return count >= bloomkit::kMinParallelKeys ? static_cast<unsigned>(batch_threads()) : 1u;

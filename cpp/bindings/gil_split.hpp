@@ -33,7 +33,7 @@ constexpr size_t kMinSplit = 8192;
 
 // 2 when the process may run on at least two CPUs, the interpreter has a
 // GIL, and the environment variable BLOOMKIT_BATCH_THREADS is not "1";
-// otherwise 1. Read once.
+// otherwise 1. Decided once; set_batch_threads() changes it.
 int batch_threads();
 
 // Sets what batch_threads() returns from now on: 1, or 2 (which still gives

@@ -224,8 +224,8 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
 // calls probe(thread, first, digests, places, n) on its part of each;
 // before that, whichever thread finds the chunk not yet hashed hashes the
 // next unclaimed chunk itself. A slot is reused only once both threads
-// have probed the chunk it held. All bookkeeping is under one mutex: a handful of
-// uncontended lock operations per chunk.
+// have probed the chunk it held. All bookkeeping is under one mutex: a
+// handful of uncontended lock operations per chunk.
 class ChunkRing : public Abandonable {
   public:
     // keep_places: whether probe() reads the places (an insert that
@@ -371,7 +371,7 @@ class ChunkRing : public Abandonable {
     size_t part_size_[kRingChunks][2] = {};
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::vector<size_t> held_;   // the chunk each buffer holds, once hashed
+    std::vector<size_t> held_;   // the chunk each slot holds, once hashed
     size_t next_unclaimed_ = 0;  // the next chunk nobody hashes yet
     size_t probed_[2] = {0, 0};  // chunks each thread has probed
     bool abandoned_ = false;
