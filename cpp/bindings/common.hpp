@@ -246,9 +246,9 @@ py::object common_contains_object(Guarded<Core>& self, py::handle key) {
     return py::bool_(common_contains(self, key));
 }
 
-// A batch on `threads` threads (bloomkit/parallel.hpp). The Bloom filter
-// splits inserts and lookups itself; every other type splits only lookups
-// of sources two threads may read, by halves of the batch.
+// A batch on `threads` threads (bloomkit/parallel.hpp). Lookups of sources
+// two threads may read are split by halves of the batch, for every type;
+// only the Bloom filter splits inserts (by halves of its blocks).
 template <class Core, class Keys>
 void add_many_on(Core& core, const Keys& keys, uint8_t* was_present, unsigned threads) {
     if constexpr (std::is_same<Core, bloomkit::BloomFilter>::value)
@@ -259,14 +259,10 @@ void add_many_on(Core& core, const Keys& keys, uint8_t* was_present, unsigned th
 
 template <class Core, class Keys>
 void contains_many_on(const Core& core, const Keys& keys, uint8_t* present, unsigned threads) {
-    if constexpr (std::is_same<Core, bloomkit::BloomFilter>::value) {
-        core.contains_many(keys, present, threads);
-    } else {
-        const bool split = threads >= 2 &&
-                           bloomkit::lookup_halves_on_two_threads(
-                               keys, present, [&](const auto& range, uint8_t* out) { core.contains_many(range, out); });
-        if (!split) core.contains_many(keys, present);
-    }
+    const bool split =
+        threads >= 2 && bloomkit::lookup_halves_on_two_threads(
+                            keys, present, [&](const auto& range, uint8_t* out) { core.contains_many(range, out); });
+    if (!split) core.contains_many(keys, present);
 }
 
 template <class Core>

@@ -72,7 +72,8 @@ TEST_CASE("simd: AVX2 split_block kernels match the scalar code key by key") {
         const Hash128 h = digest(splitmix64(i), 11);
         const uint64_t word = layout.first_word(h);
         const uint32_t g = SplitBlockLayout::lane_seed(h);
-        const uint32_t expected = layout.add_scalar(scalar.data(), h);
+        const uint32_t expected = SplitBlockLayout::add_block<PlainOr, simd::Level::Portable>(
+            scalar.data() + word, SplitBlockLayout::probe_seed(h));
         const uint32_t got = simd::split_block_add_avx2(vector.data() + word, g, SplitBlockLayout::kSalts);
         REQUIRE(got == expected);
         total_new += got;
@@ -80,7 +81,8 @@ TEST_CASE("simd: AVX2 split_block kernels match the scalar code key by key") {
         const Hash128 probe = digest(splitmix64(i + (uint64_t(1) << 40)), 11);
         REQUIRE(simd::split_block_contains_avx2(vector.data() + layout.first_word(probe),
                                                 SplitBlockLayout::lane_seed(probe), SplitBlockLayout::kSalts) ==
-                layout.contains_scalar(scalar.data(), probe));
+                SplitBlockLayout::contains_block<simd::Level::Portable>(scalar.data() + layout.first_word(probe),
+                                                                        SplitBlockLayout::probe_seed(probe)));
         REQUIRE(simd::split_block_contains_avx2(vector.data() + word, g, SplitBlockLayout::kSalts));
     }
     CHECK(scalar == vector);
@@ -100,7 +102,8 @@ TEST_CASE("simd: AVX2 split_block kernels match the scalar code key by key") {
         damaged[bit / 64] &= ~(uint64_t(1) << (bit % 64));
         CHECK_FALSE(
             simd::split_block_contains_avx2(damaged.data(), SplitBlockLayout::lane_seed(h), SplitBlockLayout::kSalts));
-        CHECK_FALSE(one_block.contains_scalar(damaged.data(), h));
+        CHECK_FALSE(SplitBlockLayout::contains_block<simd::Level::Portable>(damaged.data() + one_block.first_word(h),
+                                                                            SplitBlockLayout::probe_seed(h)));
     }
 }
 

@@ -248,15 +248,13 @@ class BloomFilter {
         });
     }
 
-    // With threads >= 2, a batch of at least kMinParallelKeys keys from a
-    // source two threads may read is looked up on two threads, each taking
-    // half of the keys (parallel.hpp).
+    // (Two-thread lookups need nothing of the filter's: every filter type
+    // is split by halves of the batch, parallel.hpp's
+    // lookup_halves_on_two_threads.)
     template <class Keys>
-    void contains_many(const Keys& keys, uint8_t* present, unsigned threads = 1) const {
+    void contains_many(const Keys& keys, uint8_t* present) const {
         const uint64_t* words = read_words();
         visit_layout([&](const auto& layout) {
-            if (threads >= 2 && keys.size() >= kMinParallelKeys && lookup_by_halves(layout, words, keys, present))
-                return;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
                 contains_digests(layout, words, digests, count, present + first);
             });
@@ -320,16 +318,6 @@ class BloomFilter {
             });
         if (done) set_bits_ += newly_set[0] + newly_set[1];
         return done;
-    }
-
-    // The two-thread lookup: each thread hashes and probes half of the keys.
-    template <class LayoutT, class Keys>
-    bool lookup_by_halves(const LayoutT& layout, const uint64_t* words, const Keys& keys, uint8_t* present) const {
-        return lookup_halves_on_two_threads(keys, present, [&](const auto& range, uint8_t* out) {
-            hash_chunks(range, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                contains_digests(layout, words, digests, count, out + first);
-            });
-        });
     }
 
     // Row-major (count x k) bit indices of every key of the batch.

@@ -263,7 +263,6 @@ struct SplitBlockLayout {
 
     // The key's bits as four 64-bit masks: word w holds lanes 2w (low half)
     // and 2w + 1 (high half).
-    static void masks(Hash128 h, uint64_t out[4]) { masks_of_seed(lane_seed(h), out); }
     BLOOMKIT_ALWAYS_INLINE static void masks_of_seed(uint32_t g, uint64_t out[4]) {
         for (int w = 0; w < 4; ++w)
             out[w] = (uint64_t(1) << lane_bit(g, 2 * w)) | (uint64_t(1) << (32 + lane_bit(g, 2 * w + 1)));
@@ -294,14 +293,6 @@ struct SplitBlockLayout {
         if (simd::active_level() == simd::Level::Avx2)
             return contains_block<simd::Level::Avx2>(words + first_word(h), probe_seed(h));
 #endif
-        return contains_block<simd::Level::Portable>(words + first_word(h), probe_seed(h));
-    }
-
-    template <class Or = PlainOr>
-    uint32_t add_scalar(uint64_t* words, Hash128 h) const {
-        return add_block<Or, simd::Level::Portable>(words + first_word(h), probe_seed(h));
-    }
-    bool contains_scalar(const uint64_t* words, Hash128 h) const {
         return contains_block<simd::Level::Portable>(words + first_word(h), probe_seed(h));
     }
 
