@@ -99,6 +99,41 @@ def test_str_list_add_many_and_contains_many_agree_with_per_key_calls():
     assert found.mean() < 0.02
 
 
+# keys.cpp's kHashWhileValidating: a list of at most this many plain keys
+# is hashed in its validation walk (and probed on two threads); a longer one
+# is validated, then hashed a block at a time.
+HASH_WHILE_VALIDATING = 2**20
+
+
+@pytest.mark.parametrize("count", [HASH_WHILE_VALIDATING, HASH_WHILE_VALIDATING + 1])
+def test_lists_either_side_of_the_one_walk_limit_insert_and_find_what_arrow_does(count):
+    pa = pytest.importorskip("pyarrow")
+    keys = urls(count - 3) + urls(3)  # the last three repeat the first three
+    via_list = bloomkit.BloomFilter(count, 0.01, seed=3)
+    was_present = via_list.add_many(keys)
+    assert was_present[-3:].all() and was_present[:-3].mean() < 0.02
+    via_arrow = bloomkit.BloomFilter(count, 0.01, seed=3)
+    np.testing.assert_array_equal(via_arrow.add_many(pa.array(keys, pa.large_string())), was_present)
+    assert via_list.to_bytes() == via_arrow.to_bytes()
+    probes = urls(count - 10, start=count)[::2] + keys[::2]
+    np.testing.assert_array_equal(via_list.contains_many(probes), via_arrow.contains_many(pa.array(probes)))
+
+
+def test_a_key_that_is_not_plain_after_the_one_walk_began_is_hashed_as_one_key_is():
+    # The walk hashes plain keys until it meets another kind; the digests so
+    # far are dropped and the list takes the validate-then-hash path.
+    keys = urls(100_000)
+    keys[99_998] = "ünïcode"
+    keys[99_999] = 12345
+    f = bloomkit.BloomFilter(100_000, 0.01)
+    assert not f.add_many(keys)[-2:].any()
+    assert "ünïcode" in f and 12345 in f and b"\x39\x30\0\0\0\0\0\0" in f
+    one_by_one = bloomkit.BloomFilter(100_000, 0.01)
+    for key in keys:
+        one_by_one.add(key)
+    assert f.to_bytes() == one_by_one.to_bytes()
+
+
 @pytest.mark.parametrize("operation", ["update", "add_many", "contains_many"])
 @pytest.mark.parametrize(
     "bad, error, message",

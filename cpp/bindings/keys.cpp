@@ -492,6 +492,14 @@ constexpr size_t kObjectPrefetch = 8;
 // ~65k keys.
 constexpr size_t kObjectBlock = 131072;
 
+// A batch of at most this many plain keys (16 MiB of digests) is hashed in
+// the walk that validates it, and the digests are kept: walking a list of
+// fresh str objects is most of a batch's cost (each object is a cache
+// miss), and a second walk to hash them block by block cost ~5 ns/key of
+// the ~26 at 1e6 URLs (docs/decisions.md, "str batches on two cores").
+// Longer batches keep O(block) digests and walk twice.
+constexpr size_t kHashWhileValidating = size_t(1) << 20;
+
 }  // namespace
 
 PyObject* KeyBatch::object_at(size_t i) const {
@@ -504,7 +512,7 @@ PyObject* KeyBatch::object_at(size_t i) const {
     return PyList_Check(items) ? PyList_GET_ITEM(items, i) : PyTuple_GET_ITEM(items, i);
 }
 
-size_t KeyBatch::first_non_plain(size_t count) const {
+size_t KeyBatch::first_non_plain(size_t count, Hash128* digests) const {
     // Plain keys are valid and rereadable as they are; only the others need
     // canonical_key(). The scan runs no Python code, so a list cannot change.
     size_t first[2] = {count, count};
@@ -517,6 +525,7 @@ size_t KeyBatch::first_non_plain(size_t count) const {
                 first[half] = i;
                 return;
             }
+            if (digests) digests[i] = hashing_.bytes(data, size);
         }
     });
     return std::min(first[0], first[1]);
@@ -524,8 +533,21 @@ size_t KeyBatch::first_non_plain(size_t count) const {
 
 template <class Item>
 void KeyBatch::validate_objects(Py_ssize_t count, Item&& item) {
+    size_t first_other;
+    if (static_cast<size_t>(count) <= kHashWhileValidating) {
+        digests_.resize(static_cast<size_t>(count));
+        first_other = first_non_plain(static_cast<size_t>(count), digests_.data());
+        if (first_other == static_cast<size_t>(count)) {
+            count_ = first_other;
+            kind_ = Kind::Digests;
+            return;
+        }
+        std::vector<Hash128>().swap(digests_);
+    } else {
+        first_other = first_non_plain(static_cast<size_t>(count), nullptr);
+    }
     bool deferred = true;
-    for (Py_ssize_t i = static_cast<Py_ssize_t>(first_non_plain(static_cast<size_t>(count))); i < count; ++i) {
+    for (Py_ssize_t i = static_cast<Py_ssize_t>(first_other); i < count; ++i) {
         if (static_cast<size_t>(i) + kObjectPrefetch < static_cast<size_t>(count))
             prefetch_object(item(i + static_cast<Py_ssize_t>(kObjectPrefetch)));
         py::object key = py::reinterpret_borrow<py::object>(item(i));

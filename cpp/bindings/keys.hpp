@@ -158,9 +158,11 @@ class RowBatch {
 // that constructs holds only valid keys and a filter can apply it without
 // failing half-way. Arrays and Arrow buffers are read in place (and hashed
 // later, without the GIL). Python objects (lists, tuples, object arrays,
-// iterables) are validated when the batch is built and hashed a block at a
-// time (BlockDigestKeys) with the GIL taken back for each block, so a batch
-// of n objects holds O(block) digests, not O(n).
+// iterables) are validated when the batch is built; up to 2^20 plain keys
+// (ASCII str, bytes) are hashed in that same walk and kept as digests, and
+// longer batches are hashed a block at a time (BlockDigestKeys) with the
+// GIL taken back for each block, so a batch of n objects holds at most
+// max(2^20, block) digests, not O(n).
 class KeyBatch {
   public:
     KeyBatch(py::handle keys, const bloomkit::KeyHashing& hashing);
@@ -239,8 +241,9 @@ class KeyBatch {
     void validate_objects(Py_ssize_t count, Item&& item);
     PyObject* object_at(size_t i) const;
     // Index of the first object of [0, count) that is not a plain key
-    // (exact ASCII str or bytes, read in place), or count.
-    size_t first_non_plain(size_t count) const;
+    // (exact ASCII str or bytes, read in place), or count; with `digests`,
+    // also writes the digest of every plain key before it.
+    size_t first_non_plain(size_t count, Hash128* digests) const;
     void hash_objects(size_t first, size_t count, bloomkit::Hash128* out) const;
     bloomkit::BlockDigestKeys object_keys() const;
     bloomkit::RowKeys row_keys() const;

@@ -155,11 +155,11 @@ TEST_CASE("an exception while hashing stops both threads and is rethrown") {
         CAPTURE(failing);
         std::atomic<size_t> probed{0};
         bool ran = false;
-        CHECK_THROWS_WITH_AS(
-            ran = pipeline_on_two_threads(
-                FailingKeys(keys, failing), 0, false, [](size_t j, const Hash128&, size_t) { return j % 2; },
-                [&](int, size_t, const Hash128*, const uint32_t*, size_t) { ++probed; }),
-            ("key " + std::to_string(failing) + " failed").c_str(), std::runtime_error);
+        CHECK_THROWS_WITH_AS(ran = pipeline_on_two_threads<Hash128>(
+                                 FailingKeys(keys, failing), 0, false, [](const Hash128& h) { return h; },
+                                 [](size_t j, const Hash128&, size_t) { return j % 2; },
+                                 [&](int, size_t, const Hash128*, const uint32_t*, size_t) { ++probed; }),
+                             ("key " + std::to_string(failing) + " failed").c_str(), std::runtime_error);
         CHECK(!ran);
         // No chunk at or after the failing one was probed by anyone.
         CHECK(probed.load() <= 2 * (failing / kParallelChunk));
@@ -172,8 +172,9 @@ TEST_CASE("every key is probed once, by its part's thread, in order, whichever t
         CAPTURE(slow);
         std::vector<size_t> seen[2];  // key indices each thread probed, in order
         std::atomic<int> wrong{0};
-        const bool ran = pipeline_on_two_threads(
-            as_keys(keys), 3, true, [](size_t, const Hash128& h, size_t) { return (h.h2 & 1) != 0; },
+        const bool ran = pipeline_on_two_threads<Hash128>(
+            as_keys(keys), 3, true, [](const Hash128& h) { return h; },
+            [](size_t, const Hash128& h, size_t) { return (h.h2 & 1) != 0; },
             [&](int thread, size_t first, const Hash128* digests, const uint32_t* places, size_t n) {
                 // The slow thread is descheduled now and then: the other runs
                 // ahead, at most the ring's length.

@@ -243,3 +243,46 @@ TEST_CASE("simd: batch probes equal the single-key calls at every level") {
         }
     }
 }
+
+TEST_CASE("simd: compact split_block probes insert what their digests do, at every level") {
+    LevelRestore restore;
+    std::vector<simd::Level> levels = {simd::Level::Portable};
+    if (simd::supported_level() == simd::Level::Avx2) levels.push_back(simd::Level::Avx2);
+    const BloomGeometry geometry = bloom_geometry_at_most(Layout::SplitBlock, 2000, 0.01, 9);
+    const SplitBlockLayout layout(geometry.num_bits, geometry.num_hashes);
+    std::vector<Hash128> digests;
+    for (uint64_t i = 0; i < 5000; ++i) digests.push_back(digest(splitmix64(i % 3700), 9));  // repeats
+    std::vector<batch_probe::CompactProbe> compact;
+    for (const Hash128& h : digests) {
+        compact.push_back(batch_probe::CompactProbe::of(layout, h));
+        // The block is first_word's, the seed the lanes' 32 bits.
+        REQUIRE(compact.back().block * SplitBlockLayout::kBlockWords == layout.first_word(h));
+        REQUIRE(compact.back().seed == SplitBlockLayout::lane_seed(h));
+    }
+    BloomFilter single(geometry);
+    std::vector<uint8_t> single_was(digests.size());
+    for (size_t i = 0; i < digests.size(); ++i) single_was[i] = single.add(digests[i]);
+    CHECK(std::count(single_was.begin(), single_was.end(), 1) >= 1300);
+
+    for (simd::Level level : levels) {
+        CAPTURE(simd::level_name(level));
+        simd::set_level(level);
+        for (bool atomic : {false, true}) {
+            for (bool report : {false, true}) {
+                std::vector<uint64_t> words(single.bits().num_words(), 0);
+                std::vector<uint8_t> was(digests.size(), 2);
+                uint8_t* out = report ? was.data() : nullptr;
+                const uint64_t newly_set =
+                    atomic
+                        ? batch_probe::add_compact<AtomicOr>(layout, words.data(), compact.data(), compact.size(), out)
+                        : batch_probe::add_compact<PlainOr>(layout, words.data(), compact.data(), compact.size(), out);
+                REQUIRE(std::memcmp(words.data(), single.bits().words(), words.size() * 8) == 0);
+                CHECK(newly_set == single.set_bits());
+                if (report)
+                    CHECK(was == single_was);
+                else
+                    CHECK(std::count(was.begin(), was.end(), 2) == static_cast<ptrdiff_t>(was.size()));
+            }
+        }
+    }
+}

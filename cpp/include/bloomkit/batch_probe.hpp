@@ -49,6 +49,33 @@ struct BlockPlan {
             seed[j] = LayoutT::probe_seed(digests[j]);
         }
     }
+    uint64_t word_of(size_t j) const { return word[j]; }
+    uint64_t seed_of(size_t j) const { return seed[j]; }
+};
+
+// A split_block key's probe in 8 bytes: its block and the low 32 bits of
+// its probe seed, which are all that the lanes read (SplitBlockLayout).
+// The two-thread insert hands these from the thread that hashed a key to
+// the thread that owns its block (parallel.hpp): half the bytes of a
+// digest, which took that insert from 8.4 to 7.3 ns/key at 1e7 keys
+// (docs/decisions.md, "Batches on two cores"). For a filter of at most
+// kMaxCompactBlocks blocks (128 GiB).
+struct CompactProbe {
+    uint32_t block;
+    uint32_t seed;
+
+    static constexpr uint64_t kMaxCompactBlocks = uint64_t(1) << 32;
+    static CompactProbe of(const SplitBlockLayout& layout, Hash128 h) {
+        return {static_cast<uint32_t>(fast_range64(h.h1, layout.num_blocks)),
+                static_cast<uint32_t>(SplitBlockLayout::probe_seed(h))};
+    }
+};
+
+// A run of CompactProbes seen as a BlockPlan.
+struct CompactPlan {
+    const CompactProbe* probes;
+    uint64_t word_of(size_t j) const { return uint64_t(probes[j].block) * SplitBlockLayout::kBlockWords; }
+    uint64_t seed_of(size_t j) const { return probes[j].seed; }
 };
 
 // Runs probe(block, seed, j) for every key of the chunk, in order, after
@@ -56,17 +83,17 @@ struct BlockPlan {
 // prefetch needs no bounds check). `probe` is a function object, not a
 // lambda: a lambda's body is a function of its own without the caller's
 // target attribute, so the AVX2 kernel inside it might not be inlined.
-template <class Words, class Probe>
-BLOOMKIT_ALWAYS_INLINE void probe_prefetched(Words* words, const BlockPlan& plan, size_t count, Probe& probe) {
+template <class Words, class Plan, class Probe>
+BLOOMKIT_ALWAYS_INLINE void probe_prefetched(Words* words, const Plan& plan, size_t count, Probe& probe) {
     constexpr size_t D = kBlockPrefetchDistance;
     const size_t lead = std::min(count, D);
-    for (size_t j = 0; j < lead; ++j) platform::prefetch_read(words + plan.word[j]);
+    for (size_t j = 0; j < lead; ++j) platform::prefetch_read(words + plan.word_of(j));
     size_t j = 0;
     for (; j + D < count; ++j) {
-        platform::prefetch_read(words + plan.word[j + D]);
-        probe(words + plan.word[j], plan.seed[j], j);
+        platform::prefetch_read(words + plan.word_of(j + D));
+        probe(words + plan.word_of(j), plan.seed_of(j), j);
     }
-    for (; j < count; ++j) probe(words + plan.word[j], plan.seed[j], j);
+    for (; j < count; ++j) probe(words + plan.word_of(j), plan.seed_of(j), j);
 }
 
 template <simd::Level L, class Or, bool Report, class LayoutT>
@@ -104,6 +131,14 @@ BLOOMKIT_ALWAYS_INLINE uint64_t add_loop(const LayoutT& layout, uint64_t* words,
     return probe.newly_set;
 }
 
+template <simd::Level L, class Or, bool Report>
+BLOOMKIT_ALWAYS_INLINE uint64_t add_compact_loop(const SplitBlockLayout& layout, uint64_t* words,
+                                                 const CompactProbe* probes, size_t count, uint8_t* was_present) {
+    AddProbe<L, Or, Report, SplitBlockLayout> probe{layout, was_present, 0};
+    probe_prefetched(words, CompactPlan{probes}, count, probe);
+    return probe.newly_set;
+}
+
 template <simd::Level L, class LayoutT>
 BLOOMKIT_ALWAYS_INLINE void contains_loop(const LayoutT& layout, const uint64_t* words, const Hash128* digests,
                                           size_t count, uint8_t* present) {
@@ -122,6 +157,11 @@ template <class Or, bool Report, class LayoutT>
 BLOOMKIT_TARGET_AVX2 uint64_t add_loop_avx2(const LayoutT& layout, uint64_t* words, const Hash128* digests,
                                             size_t count, uint8_t* was_present) {
     return add_loop<simd::Level::Avx2, Or, Report>(layout, words, digests, count, was_present);
+}
+template <class Or, bool Report>
+BLOOMKIT_TARGET_AVX2 uint64_t add_compact_loop_avx2(const SplitBlockLayout& layout, uint64_t* words,
+                                                    const CompactProbe* probes, size_t count, uint8_t* was_present) {
+    return add_compact_loop<simd::Level::Avx2, Or, Report>(layout, words, probes, count, was_present);
 }
 template <class LayoutT>
 BLOOMKIT_TARGET_AVX2 void contains_loop_avx2(const LayoutT& layout, const uint64_t* words, const Hash128* digests,
@@ -147,6 +187,24 @@ template <class Or, class LayoutT>
 uint64_t add(const LayoutT& layout, uint64_t* words, const Hash128* digests, size_t count, uint8_t* was_present) {
     return was_present ? add_at_level<Or, true>(layout, words, digests, count, was_present)
                        : add_at_level<Or, false>(layout, words, digests, count, nullptr);
+}
+
+template <class Or, bool Report>
+uint64_t add_compact_at_level(const SplitBlockLayout& layout, uint64_t* words, const CompactProbe* probes, size_t count,
+                              uint8_t* was_present) {
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+    if (simd::active_level() == simd::Level::Avx2)
+        return add_compact_loop_avx2<Or, Report>(layout, words, probes, count, was_present);
+#endif
+    return add_compact_loop<simd::Level::Portable, Or, Report>(layout, words, probes, count, was_present);
+}
+
+// add() for keys given as CompactProbes.
+template <class Or>
+uint64_t add_compact(const SplitBlockLayout& layout, uint64_t* words, const CompactProbe* probes, size_t count,
+                     uint8_t* was_present) {
+    return was_present ? add_compact_at_level<Or, true>(layout, words, probes, count, was_present)
+                       : add_compact_at_level<Or, false>(layout, words, probes, count, nullptr);
 }
 
 // present[j] = whether all of key j's bits are set.

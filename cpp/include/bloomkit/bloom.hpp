@@ -297,23 +297,49 @@ class BloomFilter {
 
     // The two-thread insert (parallel.hpp): thread 1 inserts the keys whose
     // block is in the upper half of the filter, thread 0 the others, each in
-    // key order, so no word is written by both. False when no helper thread
-    // could start (nothing was done).
+    // key order, so no word is written by both. The ring hands split_block
+    // keys over as 8-byte CompactProbes (batch_probe.hpp), other layouts as
+    // digests. False when no helper thread could start (nothing was done).
     template <class Or, class LayoutT, class Keys>
     bool add_by_halves(const LayoutT& layout, uint64_t* words, const Keys& keys, uint8_t* was_present) {
+        if constexpr (LayoutT::id == Layout::SplitBlock) {
+            if (layout.num_blocks <= batch_probe::CompactProbe::kMaxCompactBlocks) {
+                const uint64_t upper_first_block = layout.num_blocks / 2;
+                return add_by_halves_of<Or, batch_probe::CompactProbe>(
+                    keys, was_present, [&layout](const Hash128& h) { return batch_probe::CompactProbe::of(layout, h); },
+                    [upper_first_block](const batch_probe::CompactProbe& p) { return p.block >= upper_first_block; },
+                    [&layout, words](const batch_probe::CompactProbe* probes, size_t n, uint8_t* found) {
+                        return batch_probe::add_compact<Or>(layout, words, probes, n, found);
+                    });
+            }
+        }
+        // Exactly the keys whose block fast_range64 puts in the upper half.
         const uint64_t upper = upper_half_start(layout.num_blocks);
+        return add_by_halves_of<Or, Hash128>(
+            keys, was_present, [](const Hash128& h) { return h; }, [upper](const Hash128& h) { return h.h1 >= upper; },
+            [&layout, words](const Hash128* digests, size_t n, uint8_t* found) {
+                return add_digests<Or>(layout, words, digests, n, found);
+            });
+    }
+
+    // add_by_halves with the ring holding to_entry(digest) per key;
+    // in_upper(entry) says whose the key is, add(entries, n, found) inserts
+    // a part and returns the bits it newly set.
+    template <class Or, class Entry, class Keys, class ToEntry, class InUpper, class Add>
+    bool add_by_halves_of(const Keys& keys, uint8_t* was_present, const ToEntry& to_entry, const InUpper& in_upper,
+                          const Add& add) {
         uint64_t newly_set[2] = {0, 0};
         std::vector<uint8_t> found[2];  // per thread, at most kParallelChunk
-        const bool done = pipeline_on_two_threads(
-            keys, geometry_.seed, was_present != nullptr,
-            [upper](size_t, const Hash128& h, size_t) { return h.h1 >= upper; },
-            [&](int thread, size_t first, const Hash128* digests, const uint32_t* places, size_t n) {
+        const bool done = pipeline_on_two_threads<Entry>(
+            keys, geometry_.seed, was_present != nullptr, to_entry,
+            [&in_upper](size_t, const Entry& entry, size_t) { return in_upper(entry); },
+            [&](int thread, size_t first, const Entry* entries, const uint32_t* places, size_t n) {
                 if (was_present == nullptr) {
-                    newly_set[thread] += add_digests<Or>(layout, words, digests, n, nullptr);
+                    newly_set[thread] += add(entries, n, nullptr);
                     return;
                 }
                 found[thread].resize(n);
-                newly_set[thread] += add_digests<Or>(layout, words, digests, n, found[thread].data());
+                newly_set[thread] += add(entries, n, found[thread].data());
                 for (size_t i = 0; i < n; ++i) was_present[first + places[i]] = found[thread][i];
             });
         if (done) set_bits_ += newly_set[0] + newly_set[1];

@@ -250,9 +250,11 @@ struct SplitBlockLayout {
                                            0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
     uint64_t num_blocks;
 
+    static constexpr uint64_t kBlockWords = 4;  // 256 bits
+
     SplitBlockLayout(uint64_t num_bits, uint32_t /*k, always 8*/) : num_blocks(num_bits / 256) {}
 
-    uint64_t first_word(Hash128 h) const { return fast_range64(h.h1, num_blocks) * 4; }
+    uint64_t first_word(Hash128 h) const { return fast_range64(h.h1, num_blocks) * kBlockWords; }
 
     static uint32_t lane_bit(uint32_t g, int lane) { return (g * kSalts[lane]) >> 27; }
 

@@ -16,11 +16,14 @@
 // "present" the second time, as on one thread.
 //
 // The keys of an insert are hashed once, a chunk at a time, into a ring of
-// digest buffers that both threads then read (ChunkRing): whichever thread
-// is free hashes the next chunk, up to kRingChunks ahead of the slower
-// thread's probes. Neither thread waits for the other step by step, so a
-// helper that the OS deschedules for a while (a busy machine, a Spark
-// executor with every core taken) delays only what is its own to do.
+// buffers that both threads then read (ChunkRing): whichever thread is free
+// hashes the next chunk, up to kRingChunks ahead of the slower thread's
+// probes. What a buffer holds per key is the caller's choice: the digest,
+// or (split_block) just the key's block and probe seed in 8 bytes, half of
+// a digest's bytes to hand from one core to the other. Neither thread
+// waits for the other step by step, so a helper that the OS deschedules for
+// a while (a busy machine, a Spark executor with every core taken) delays
+// only what is its own to do.
 //
 // Only key sources that are pure views of caller memory (no mutable cache)
 // go on two threads (reads_concurrently): NumPy and Arrow arrays. Sources
@@ -57,9 +60,10 @@ namespace bloomkit {
 constexpr size_t kMinParallelKeys = size_t(1) << 16;
 
 // Keys per chunk of the ring, and chunks in the ring: 8,192 digests are
-// 128 KiB per part, so the whole ring (4 slots of two parts, 1 MiB, plus
-// 256 KiB of key places when an insert reports them) is about one core's
-// L2 cache, and the ring's bookkeeping (a few uncontended mutex operations
+// 128 KiB per part (8,192 compact probes 64 KiB), so the whole ring (4
+// slots of two parts, 1 MiB or 512 KiB, plus 256 KiB of key places when an
+// insert reports them) is about one core's L2 cache, and the ring's
+// bookkeeping (a few uncontended mutex operations
 // per chunk, well under 1 us) is under 1 % of a chunk's ~50-100 us. Four
 // chunks let the faster thread run ~0.3 ms ahead; 4,096- or 16,384-key
 // chunks and an 8-chunk ring measured the same within the noise (10 %).
@@ -216,16 +220,19 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
     }
 }
 
-// The digests of a batch, kParallelChunk keys per chunk, in a ring of
-// kRingChunks slots shared by two threads. Hashing a chunk also splits it:
-// part(j, digest, count) names the thread (0 or 1) that will probe key j
-// of the chunk, and each slot keeps every part's digests and their places
-// in the chunk, in key order. Each thread walks the chunks in order and
-// calls probe(thread, first, digests, places, n) on its part of each;
+// What a batch's keys hash to, kParallelChunk keys per chunk, in a ring of
+// kRingChunks slots shared by two threads. Hashing a chunk also converts
+// and splits it: to_entry(digest) is what the ring keeps of a key (an
+// Entry: the digest itself, or less), part(j, entry, count) names the
+// thread (0 or 1) that will probe key j of the chunk, and each slot keeps
+// every part's entries and their places in the chunk, in key order. Each
+// thread walks the chunks in order and calls probe(thread, first, entries,
+// places, n) on its part of each;
 // before that, whichever thread finds the chunk not yet hashed hashes the
 // next unclaimed chunk itself. A slot is reused only once both threads
 // have probed the chunk it held. All bookkeeping is under one mutex: a
 // handful of uncontended lock operations per chunk.
+template <class Entry>
 class ChunkRing : public Abandonable {
   public:
     // keep_places: whether probe() reads the places (an insert that
@@ -235,7 +242,7 @@ class ChunkRing : public Abandonable {
           chunks_((total_keys + kParallelChunk - 1) / kParallelChunk),
           keep_places_(keep_places),
           slot_size_(std::min(total_keys, kParallelChunk)),
-          digests_(kRingChunks * 2 * slot_size_),
+          entries_(kRingChunks * 2 * slot_size_),
           places_(keep_places ? kRingChunks * 2 * slot_size_ : 0),
           held_(kRingChunks, kNone) {}
 
@@ -245,12 +252,12 @@ class ChunkRing : public Abandonable {
         publish_change();
     }
 
-    template <class Keys, class Part, class Probe>
-    void run(int thread, const Keys& keys, uint32_t seed, const Part& part, Probe& probe) {
+    template <class Keys, class ToEntry, class Part, class Probe>
+    void run(int thread, const Keys& keys, uint32_t seed, const ToEntry& to_entry, const Part& part, Probe& probe) {
         for (size_t chunk = 0; chunk < chunks_; ++chunk) {
-            if (!wait_hashed(chunk, keys, seed, part)) return;
+            if (!wait_hashed(chunk, keys, seed, to_entry, part)) return;
             const size_t slot = chunk % kRingChunks;
-            probe(thread, first_key(chunk), static_cast<const Hash128*>(digests(slot, thread)),
+            probe(thread, first_key(chunk), static_cast<const Entry*>(entries(slot, thread)),
                   static_cast<const uint32_t*>(places(slot, thread)), part_size_[slot][thread]);
             std::lock_guard<std::mutex> lock(mutex_);
             probed_[thread] = chunk + 1;
@@ -263,15 +270,15 @@ class ChunkRing : public Abandonable {
 
     size_t first_key(size_t chunk) const { return chunk * kParallelChunk; }
     size_t key_count(size_t chunk) const { return std::min(kParallelChunk, total_ - first_key(chunk)); }
-    Hash128* digests(size_t slot, int thread) { return digests_.data() + (2 * slot + thread) * slot_size_; }
+    Entry* entries(size_t slot, int thread) { return entries_.data() + (2 * slot + thread) * slot_size_; }
     uint32_t* places(size_t slot, int thread) {
         return keep_places_ ? places_.data() + (2 * slot + thread) * slot_size_ : nullptr;
     }
 
     // Returns once `chunk` is hashed (false if the other thread failed),
     // hashing chunks itself while it may.
-    template <class Keys, class Part>
-    bool wait_hashed(size_t chunk, const Keys& keys, uint32_t seed, const Part& part) {
+    template <class Keys, class ToEntry, class Part>
+    bool wait_hashed(size_t chunk, const Keys& keys, uint32_t seed, const ToEntry& to_entry, const Part& part) {
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
             if (abandoned_) return false;
@@ -282,7 +289,7 @@ class ChunkRing : public Abandonable {
             if (next < chunks_ && next < std::min(probed_[0], probed_[1]) + kRingChunks) {
                 ++next_unclaimed_;
                 lock.unlock();
-                hash_into_slot(next, keys, seed, part);
+                hash_into_slot(next, keys, seed, to_entry, part);
                 lock.lock();
                 held_[next % kRingChunks] = next;
                 publish_change();
@@ -294,11 +301,11 @@ class ChunkRing : public Abandonable {
 
     // Branch-free: a key's part is unpredictable, so each key is written to
     // both parts' next places and only its own part's count advances.
-    template <class Keys, class Part>
-    void hash_into_slot(size_t chunk, const Keys& keys, uint32_t seed, const Part& part) {
+    template <class Keys, class ToEntry, class Part>
+    void hash_into_slot(size_t chunk, const Keys& keys, uint32_t seed, const ToEntry& to_entry, const Part& part) {
         const size_t slot = chunk % kRingChunks;
         const size_t first = first_key(chunk), count = key_count(chunk);
-        Hash128* to[2] = {digests(slot, 0), digests(slot, 1)};
+        Entry* to[2] = {entries(slot, 0), entries(slot, 1)};
         uint32_t* at[2] = {places(slot, 0), places(slot, 1)};
         size_t n0 = 0, n1 = 0;
         Hash128 hashed[kHashChunk];
@@ -308,9 +315,10 @@ class ChunkRing : public Abandonable {
             if (keep_places_) {
                 for (size_t i = 0; i < step; ++i) {
                     const size_t j = done + i;
-                    const size_t in_upper = part(j, hashed[i], count) ? 1 : 0;
-                    to[0][n0] = hashed[i];
-                    to[1][n1] = hashed[i];
+                    const Entry entry = to_entry(hashed[i]);
+                    const size_t in_upper = part(j, entry, count) ? 1 : 0;
+                    to[0][n0] = entry;
+                    to[1][n1] = entry;
                     at[0][n0] = static_cast<uint32_t>(j);
                     at[1][n1] = static_cast<uint32_t>(j);
                     n0 += 1 - in_upper;
@@ -318,9 +326,10 @@ class ChunkRing : public Abandonable {
                 }
             } else {
                 for (size_t i = 0; i < step; ++i) {
-                    const size_t in_upper = part(done + i, hashed[i], count) ? 1 : 0;
-                    to[0][n0] = hashed[i];
-                    to[1][n1] = hashed[i];
+                    const Entry entry = to_entry(hashed[i]);
+                    const size_t in_upper = part(done + i, entry, count) ? 1 : 0;
+                    to[0][n0] = entry;
+                    to[1][n1] = entry;
                     n0 += 1 - in_upper;
                     n1 += in_upper;
                 }
@@ -366,7 +375,7 @@ class ChunkRing : public Abandonable {
     const size_t chunks_;
     const bool keep_places_;
     const size_t slot_size_;
-    std::vector<Hash128> digests_;  // per slot and part
+    std::vector<Entry> entries_;    // per slot and part
     std::vector<uint32_t> places_;  // per slot and part: each key's place in its chunk
     size_t part_size_[kRingChunks][2] = {};
     std::mutex mutex_;
@@ -378,16 +387,17 @@ class ChunkRing : public Abandonable {
     std::atomic<uint64_t> version_{0};
 };
 
-// Runs a ChunkRing over `keys` on two threads (probe's `places` argument
-// is null unless keep_places). Returns false (nothing done) for a source two
-// threads may not read, or when no helper thread starts.
-template <class Keys, class Part, class Probe>
-bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, bool keep_places, const Part& part, Probe&& probe) {
+// Runs a ChunkRing of Entry over `keys` on two threads (probe's `places`
+// argument is null unless keep_places). Returns false (nothing done) for a
+// source two threads may not read, or when no helper thread starts.
+template <class Entry, class Keys, class ToEntry, class Part, class Probe>
+bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, bool keep_places, const ToEntry& to_entry,
+                             const Part& part, Probe&& probe) {
     if constexpr (!reads_concurrently<Keys>::value) {
         return false;
     } else {
-        ChunkRing ring(keys.size(), keep_places);
-        return run_on_two_threads([&](int thread) { ring.run(thread, keys, seed, part, probe); }, &ring);
+        ChunkRing<Entry> ring(keys.size(), keep_places);
+        return run_on_two_threads([&](int thread) { ring.run(thread, keys, seed, to_entry, part, probe); }, &ring);
     }
 }
 
