@@ -20,8 +20,14 @@ import pytest
 import bloomkit
 from support import assert_exits_cleanly, run_python
 
-# More than one block of the object path (131072 keys) and far above the split threshold.
+# More than one block of the object path (131072 keys), for the lists that take it (those
+# with keys that are not plain), and far above the split threshold.
 N = 300_000
+
+# keys.cpp's kHashWhileValidating: a list of at most this many plain keys
+# is hashed in its validation walk (and probed on two threads); a longer one
+# is validated, then hashed a block at a time.
+HASH_WHILE_VALIDATING = 2**20
 
 
 def urls(count: int, start: int = 0) -> list:
@@ -99,12 +105,6 @@ def test_str_list_add_many_and_contains_many_agree_with_per_key_calls():
     assert found.mean() < 0.02
 
 
-# keys.cpp's kHashWhileValidating: a list of at most this many plain keys
-# is hashed in its validation walk (and probed on two threads); a longer one
-# is validated, then hashed a block at a time.
-HASH_WHILE_VALIDATING = 2**20
-
-
 @pytest.mark.parametrize("count", [HASH_WHILE_VALIDATING, HASH_WHILE_VALIDATING + 1])
 def test_lists_either_side_of_the_one_walk_limit_insert_and_find_what_arrow_does(count):
     pa = pytest.importorskip("pyarrow")
@@ -155,11 +155,14 @@ def test_bad_key_deep_in_a_long_list_names_its_index_and_changes_nothing(operati
     assert f.to_bytes() == before
 
 
-def test_list_changed_by_another_thread_during_batches_never_crashes():
+@pytest.mark.parametrize("count", [N, HASH_WHILE_VALIDATING + N])
+def test_list_changed_by_another_thread_during_batches_never_crashes(count):
     # The list is shrunk, grown and rewritten while batches read it: every
-    # batch either completes or raises the documented ValueError.
-    keys = urls(N)
-    f = bloomkit.BloomFilter(4 * N, 0.01)
+    # batch either completes or raises the documented ValueError. (A list of
+    # up to HASH_WHILE_VALIDATING keys is read once, under the GIL; a longer
+    # one again block by block, with the GIL taken back for each block.)
+    keys = urls(count)
+    f = bloomkit.BloomFilter(4 * count, 0.01)
     stop = threading.Event()
     outcomes = {"done": 0, "changed": 0}
 

@@ -300,7 +300,11 @@ class ChunkRing : public Abandonable {
     }
 
     // Branch-free: a key's part is unpredictable, so each key is written to
-    // both parts' next places and only its own part's count advances.
+    // both parts' next places and only its own part's count advances. An
+    // insert that does not report which keys were present (update) hashes
+    // each key straight into its entry (keys.hash) instead of through a
+    // block of digests (hash_range): the 16-byte store and reload per key
+    // cost ~6 % of a split_block insert of 1e7 keys (7.3 -> 6.9 ns/key).
     template <class Keys, class ToEntry, class Part>
     void hash_into_slot(size_t chunk, const Keys& keys, uint32_t seed, const ToEntry& to_entry, const Part& part) {
         const size_t slot = chunk % kRingChunks;
@@ -311,8 +315,8 @@ class ChunkRing : public Abandonable {
         Hash128 hashed[kHashChunk];
         for (size_t done = 0; done < count; done += kHashChunk) {
             const size_t step = std::min(kHashChunk, count - done);
-            hash_range(keys, first + done, step, seed, hashed);
             if (keep_places_) {
+                hash_range(keys, first + done, step, seed, hashed);
                 for (size_t i = 0; i < step; ++i) {
                     const size_t j = done + i;
                     const Entry entry = to_entry(hashed[i]);
@@ -326,7 +330,7 @@ class ChunkRing : public Abandonable {
                 }
             } else {
                 for (size_t i = 0; i < step; ++i) {
-                    const Entry entry = to_entry(hashed[i]);
+                    const Entry entry = to_entry(keys.hash(first + done + i, seed));
                     const size_t in_upper = part(done + i, entry, count) ? 1 : 0;
                     to[0][n0] = entry;
                     to[1][n1] = entry;
