@@ -63,8 +63,8 @@ constexpr size_t kMinParallelKeys = size_t(1) << 16;
 // 128 KiB per part (8,192 compact probes 64 KiB), so the whole ring (4
 // slots of two parts, 1 MiB or 512 KiB, plus 256 KiB of key places when an
 // insert reports them) is about one core's L2 cache, and the ring's
-// bookkeeping (a few uncontended mutex operations
-// per chunk, well under 1 us) is under 1 % of a chunk's ~50-100 us. Four
+// bookkeeping (a few uncontended mutex operations per chunk, well under
+// 1 us) is under 1 % of a chunk's ~50-100 us. Four
 // chunks let the faster thread run ~0.3 ms ahead; 4,096- or 16,384-key
 // chunks and an 8-chunk ring measured the same within the noise (10 %).
 constexpr size_t kParallelChunk = 8192;
@@ -227,11 +227,11 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
 // thread (0 or 1) that will probe key j of the chunk, and each slot keeps
 // every part's entries and their places in the chunk, in key order. Each
 // thread walks the chunks in order and calls probe(thread, first, entries,
-// places, n) on its part of each;
-// before that, whichever thread finds the chunk not yet hashed hashes the
-// next unclaimed chunk itself. A slot is reused only once both threads
-// have probed the chunk it held. All bookkeeping is under one mutex: a
-// handful of uncontended lock operations per chunk.
+// places, n) on its part of each; before that, whichever thread finds the
+// chunk not yet hashed hashes the next unclaimed chunk itself. A slot is
+// reused only once both threads have probed the chunk it held. All
+// bookkeeping is under one mutex: a handful of uncontended lock operations
+// per chunk.
 template <class Entry>
 class ChunkRing : public Abandonable {
   public:
