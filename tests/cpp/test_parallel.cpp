@@ -157,7 +157,7 @@ TEST_CASE("an exception while hashing stops both threads and is rethrown") {
         bool ran = false;
         CHECK_THROWS_WITH_AS(ran = pipeline_on_two_threads<Hash128>(
                                  FailingKeys(keys, failing), 0, false, [](const Hash128& h) { return h; },
-                                 [](size_t j, const Hash128&, size_t) { return j % 2; },
+                                 [](const Hash128& h) { return (h.h1 & 1) != 0; },
                                  [&](int, size_t, const Hash128*, const uint32_t*, size_t) { ++probed; }),
                              ("key " + std::to_string(failing) + " failed").c_str(), std::runtime_error);
         CHECK(!ran);
@@ -174,7 +174,7 @@ TEST_CASE("every key is probed once, by its part's thread, in order, whichever t
         std::atomic<int> wrong{0};
         const bool ran = pipeline_on_two_threads<Hash128>(
             as_keys(keys), 3, true, [](const Hash128& h) { return h; },
-            [](size_t, const Hash128& h, size_t) { return (h.h2 & 1) != 0; },
+            [](const Hash128& h) { return (h.h2 & 1) != 0; },
             [&](int thread, size_t first, const Hash128* digests, const uint32_t* places, size_t n) {
                 // The slow thread is descheduled now and then: the other runs
                 // ahead, at most the ring's length.

@@ -331,8 +331,7 @@ class BloomFilter {
         uint64_t newly_set[2] = {0, 0};
         std::vector<uint8_t> found[2];  // per thread, at most kParallelChunk
         const bool done = pipeline_on_two_threads<Entry>(
-            keys, geometry_.seed, was_present != nullptr, to_entry,
-            [&in_upper](size_t, const Entry& entry, size_t) { return in_upper(entry); },
+            keys, geometry_.seed, was_present != nullptr, to_entry, in_upper,
             [&](int thread, size_t first, const Entry* entries, const uint32_t* places, size_t n) {
                 if (was_present == nullptr) {
                     newly_set[thread] += add(entries, n, nullptr);

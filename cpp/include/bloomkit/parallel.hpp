@@ -223,9 +223,9 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
 // What a batch's keys hash to, kParallelChunk keys per chunk, in a ring of
 // kRingChunks slots shared by two threads. Hashing a chunk also converts
 // and splits it: to_entry(digest) is what the ring keeps of a key (an
-// Entry: the digest itself, or less), part(j, entry, count) names the
-// thread (0 or 1) that will probe key j of the chunk, and each slot keeps
-// every part's entries and their places in the chunk, in key order. Each
+// Entry: the digest itself, or less), part(entry) names the thread (0 or 1)
+// that will probe the key, and each slot keeps every part's entries and
+// their places in the chunk, in key order. Each
 // thread walks the chunks in order and calls probe(thread, first, entries,
 // places, n) on its part of each; before that, whichever thread finds the
 // chunk not yet hashed hashes the next unclaimed chunk itself. A slot is
@@ -320,7 +320,7 @@ class ChunkRing : public Abandonable {
                 for (size_t i = 0; i < step; ++i) {
                     const size_t j = done + i;
                     const Entry entry = to_entry(hashed[i]);
-                    const size_t in_upper = part(j, entry, count) ? 1 : 0;
+                    const size_t in_upper = part(entry) ? 1 : 0;
                     to[0][n0] = entry;
                     to[1][n1] = entry;
                     at[0][n0] = static_cast<uint32_t>(j);
@@ -331,7 +331,7 @@ class ChunkRing : public Abandonable {
             } else {
                 for (size_t i = 0; i < step; ++i) {
                     const Entry entry = to_entry(keys.hash(first + done + i, seed));
-                    const size_t in_upper = part(done + i, entry, count) ? 1 : 0;
+                    const size_t in_upper = part(entry) ? 1 : 0;
                     to[0][n0] = entry;
                     to[1][n1] = entry;
                     n0 += 1 - in_upper;
