@@ -155,6 +155,19 @@ def test_bad_key_deep_in_a_long_list_names_its_index_and_changes_nothing(operati
     assert f.to_bytes() == before
 
 
+@pytest.mark.parametrize("operation", ["update", "contains_many"])
+def test_bad_key_at_the_end_of_a_list_longer_than_the_one_walk_limit_changes_nothing(operation):
+    # The longer path validates first and hashes afterwards, block by block.
+    keys = urls(HASH_WHILE_VALIDATING + 5)
+    keys[-1] = None
+    f = bloomkit.BloomFilter(1000, 0.01)
+    f.update(["already here"])
+    before = f.to_bytes()
+    with pytest.raises(TypeError, match=f"key at index {HASH_WHILE_VALIDATING + 4} has unsupported type 'NoneType'"):
+        getattr(f, operation)(keys)
+    assert f.to_bytes() == before
+
+
 @pytest.mark.parametrize("count", [N, HASH_WHILE_VALIDATING + N])
 def test_list_changed_by_another_thread_during_batches_never_crashes(count):
     # The list is shrunk, grown and rewritten while batches read it: every
