@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -117,6 +119,73 @@ TEST_CASE("a source two threads may not read stays on the calling thread") {
     contains_on_two_threads(two, cached, present.data());
     CHECK(std::count(present.begin(), present.end(), 0) == 0);
     CHECK(cached.foreign_calls() == 0);
+}
+
+// for_each_hash(keys, first, count) against keys.hash(first + j) for every
+// j, and hash_range against both.
+template <class Keys>
+void check_walk_equals_index(const Keys& keys, uint32_t seed) {
+    for (size_t first : {size_t(0), size_t(1), keys.size() / 3}) {
+        const size_t count = keys.size() - first;
+        size_t visited = 0;
+        for_each_hash(keys, first, count, seed, [&](size_t j, const Hash128& h) {
+            REQUIRE(j == visited);
+            const Hash128 expected = keys.hash(first + j, seed);
+            REQUIRE(h.h1 == expected.h1);
+            REQUIRE(h.h2 == expected.h2);
+            ++visited;
+        });
+        CHECK(visited == count);
+        std::vector<Hash128> digests(count);
+        hash_range(keys, first, count, seed, digests.data());
+        for (size_t j = 0; j < count; ++j) REQUIRE(digests[j].h1 == keys.hash(first + j, seed).h1);
+    }
+}
+
+TEST_CASE("for_each_hash walks strided, reversed and sub-range sources as hash(i) does") {
+    const std::vector<uint64_t> values = distinct_keys(3000, 9);
+    // int32 keys in 12-byte records (a NumPy column of a structured array).
+    std::vector<uint8_t> records(values.size() * 12);
+    for (size_t i = 0; i < values.size(); ++i) {
+        const int32_t v = static_cast<int32_t>(values[i]);
+        std::memcpy(records.data() + 12 * i + 4, &v, sizeof v);
+    }
+    check_walk_equals_index(IntegerKeys<int32_t>(records.data() + 4, values.size(), 12), 3);
+    // uint64 keys read backwards (a[::-1]).
+    check_walk_equals_index(IntegerKeys<uint64_t>(reinterpret_cast<const uint8_t*>(&values.back()), values.size(), -8),
+                            0);
+    // float64 keys with -0.0 and NaN, every other element (a[::2]).
+    std::vector<double> floats(2 * values.size());
+    for (size_t i = 0; i < floats.size(); ++i) floats[i] = static_cast<double>(values[i / 2] >> 11) / 7.0;
+    floats[2] = -0.0;
+    floats[4] = std::nan("");
+    check_walk_equals_index(FloatKeys<double>(reinterpret_cast<const uint8_t*>(floats.data()), values.size(), 16), 5);
+    // A sub-range (each thread's half of a lookup) and a source with no walk of its own.
+    const IntegerKeys<uint64_t> all = as_keys(values);
+    check_walk_equals_index(KeyRange<IntegerKeys<uint64_t>>(all, 700, 1500), 1);
+    CachedKeys cached(values);
+    check_walk_equals_index(cached, 2);
+}
+
+TEST_CASE("a two-thread insert of a reversed strided array stores one thread's bits") {
+    const size_t count = kMinParallelKeys * 2 + 501;
+    const std::vector<uint64_t> keys = batch_with_repeats(count);
+    std::vector<uint64_t> every_other(2 * count);
+    for (size_t i = 0; i < count; ++i) every_other[2 * (count - 1 - i)] = keys[i];
+    // keys[i] read as every other element of every_other, from the end.
+    const IntegerKeys<uint64_t> reversed(reinterpret_cast<const uint8_t*>(&every_other[2 * (count - 1)]), count, -16);
+    for (Layout layout : {Layout::Blocked512, Layout::SplitBlock}) {
+        CAPTURE(layout_name(layout));
+        BloomFilter one(geometry(layout, count)), two(geometry(layout, count)), reports(geometry(layout, count));
+        std::vector<uint8_t> was_one(count), was_two(count);
+        one.add_many(as_keys(keys), was_one.data(), 1);
+        two.add_many(reversed, nullptr, 2);
+        reports.add_many(reversed, was_two.data(), 2);
+        CHECK(one == two);
+        CHECK(one.set_bits() == two.set_bits());
+        CHECK(one == reports);
+        CHECK(was_one == was_two);
+    }
 }
 
 TEST_CASE("upper_half_start splits the blocks exactly in two") {
