@@ -70,9 +70,10 @@ class IntegerKeys {
 
     // each(j, hash(first + j, seed)) for j < count, walking the stride with
     // a pointer. hash(i) multiplies the index by the stride: one more 64-bit
-    // multiply per key on the one port that MurmurHash3's own nine already
-    // keep busy, which cost ~5 % of a two-thread insert of 1e7 keys
-    // (6.7 -> 6.4 ns/key, docs/decisions.md "Batches on two cores").
+    // multiply per key on the one multiplier port that MurmurHash3 and a
+    // blocked layout's block and probe seed (nine multiplies) already keep
+    // busy; it cost a two-thread insert of 1e7 keys 7.2 -> 6.7 ns/key
+    // (docs/decisions.md, "Batches on two cores").
     template <class Each>
     void for_each_hash(size_t first, size_t count, uint32_t seed, Each& each) const {
         const uint8_t* item = base_ + static_cast<ptrdiff_t>(first) * stride_;
