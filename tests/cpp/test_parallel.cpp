@@ -1,7 +1,8 @@
 // Two-thread batches (parallel.hpp): the same filter bytes and answers as
 // one thread for every layout and repeated keys; sources two threads may
 // not read stay on one; the split point of the insert halves; the chunk
-// ring with a slow thread, and its exception path.
+// ring with a slow thread, and its exception path; the pointer walk
+// (for_each_hash) of strided and reversed sources.
 #include <doctest/doctest.h>
 
 #include <bloomkit/bloom.hpp>
