@@ -1,14 +1,19 @@
 // The SIMD kernels (simd.hpp) against the scalar split_block code, and the
 // batch loops (batch_probe.hpp) against the single-key calls: the same bits
 // set, the same counts of new bits, the same answers, and whole filters
-// byte-identical with the kernels on and off.
+// byte-identical with the kernels on and off. The four-lane MurmurHash3
+// (hash_avx2.hpp) against the scalar one, and the integer keys' hashing
+// walk with it on and off: the same digests in the same order.
 #include <doctest/doctest.h>
 
 #include <bloomkit/bloom.hpp>
+#include <bloomkit/hash_avx2.hpp>
+#include <bloomkit/keys.hpp>
 #include <bloomkit/scalable_bloom.hpp>  // bloom_geometry_at_most
 #include <bloomkit/simd.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -284,5 +289,104 @@ TEST_CASE("simd: compact split_block probes insert what their digests do, at eve
                     CHECK(std::count(was.begin(), was.end(), 2) == static_cast<ptrdiff_t>(was.size()));
             }
         }
+    }
+}
+
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+TEST_CASE("simd: the four-lane MurmurHash3 of 8-byte keys equals murmur3_x64_128_u64 lane by lane") {
+    if (simd::supported_level() != simd::Level::Avx2) return;  // nothing to compare on this CPU
+    std::vector<uint64_t> values = {0,
+                                    1,
+                                    8,
+                                    0xffffffffULL,
+                                    0x100000000ULL,
+                                    uint64_t(1) << 63,
+                                    ~uint64_t(0),
+                                    0x87c37b91114253d5ULL,
+                                    0xffffffff00000000ULL};
+    for (uint64_t i = 0; i < 4000; ++i) values.push_back(splitmix64(i));
+    while (values.size() % 4 != 0) values.push_back(values.size());
+    for (uint32_t seed : {0u, 1u, 8u, 0x7fffffffu, 0xffffffffu, 0x9747b28cu}) {
+        CAPTURE(seed);
+        for (size_t i = 0; i < values.size(); i += 4) {
+            const uint64_t* four = &values[i];
+            uint64_t low[4];
+            uint64_t high[4];
+            [&]() BLOOMKIT_TARGET_AVX2 {
+                __m256i h1;
+                __m256i h2;
+                simd::murmur3_x64_128_u64_x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(four)), seed, h1, h2);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(low), h1);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(high), h2);
+            }();
+            for (int lane = 0; lane < 4; ++lane) {
+                const Hash128 expected = murmur3_x64_128_u64(four[lane], seed);
+                REQUIRE(low[lane] == expected.h1);
+                REQUIRE(high[lane] == expected.h2);
+            }
+        }
+    }
+}
+#endif
+
+namespace {
+
+// for_each_hash of every (first, count) with count across the AVX2 loop's
+// step edges (5 and 7 keys, and the last full step), for either digest use,
+// against keys.hash(first + j): the same digests, called in order.
+template <DigestUse Use, class Keys>
+void check_for_each_hash(const Keys& keys, uint32_t seed) {
+    for (size_t first : {size_t(0), size_t(3)}) {
+        for (size_t count = 0; count <= 40 && first + count <= keys.size(); ++count) {
+            CAPTURE(first);
+            CAPTURE(count);
+            size_t visited = 0;
+            for_each_hash<Use>(keys, first, count, seed, [&](size_t j, const Hash128& h) {
+                REQUIRE(j == visited);
+                const Hash128 expected = keys.hash(first + j, seed);
+                REQUIRE(h.h1 == expected.h1);
+                REQUIRE(h.h2 == expected.h2);
+                ++visited;
+            });
+            REQUIRE(visited == count);
+        }
+    }
+    std::vector<Hash128> digests(keys.size());
+    hash_range(keys, 0, keys.size(), seed, digests.data());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        REQUIRE(digests[i].h1 == keys.hash(i, seed).h1);
+        REQUIRE(digests[i].h2 == keys.hash(i, seed).h2);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("simd: integer keys hash to the same digests in the same order at every level") {
+    LevelRestore restore;
+    std::vector<simd::Level> levels = {simd::Level::Portable};
+    if (simd::supported_level() == simd::Level::Avx2) levels.push_back(simd::Level::Avx2);
+    const std::vector<uint64_t> values = distinct_keys(1001, 4);
+    std::vector<int64_t> signed_values(values.begin(), values.end());
+    signed_values[1] = -1;
+    signed_values[6] = INT64_MIN;
+    // int16 keys every third element (negative ones sign-extend).
+    std::vector<int16_t> shorts(3 * values.size());
+    for (size_t i = 0; i < values.size(); ++i) shorts[3 * i] = static_cast<int16_t>(values[i]);
+    for (simd::Level level : levels) {
+        CAPTURE(simd::level_name(level));
+        simd::set_level(level);
+        const IntegerKeys<uint64_t> contiguous = as_keys(values);
+        const IntegerKeys<uint64_t> reversed(reinterpret_cast<const uint8_t*>(&values.back()), values.size(), -8);
+        const IntegerKeys<int64_t> negative(reinterpret_cast<const uint8_t*>(signed_values.data()),
+                                            signed_values.size(), 8);
+        const IntegerKeys<int16_t> strided(reinterpret_cast<const uint8_t*>(shorts.data()), values.size(), 6);
+        check_for_each_hash<DigestUse::Probed>(contiguous, 0);
+        check_for_each_hash<DigestUse::Stored>(contiguous, 7);
+        check_for_each_hash<DigestUse::Probed>(reversed, 3);
+        check_for_each_hash<DigestUse::Stored>(reversed, 3);
+        check_for_each_hash<DigestUse::Probed>(negative, 8);
+        check_for_each_hash<DigestUse::Stored>(negative, 0xffffffffu);
+        check_for_each_hash<DigestUse::Probed>(strided, 5);
+        check_for_each_hash<DigestUse::Stored>(strided, 5);
     }
 }

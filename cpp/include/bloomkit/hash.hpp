@@ -69,7 +69,7 @@ inline void load_tail(const uint8_t* tail, size_t rest, uint64_t& k1, uint64_t& 
 
 // The final avalanche: every input bit affects every output bit with
 // probability close to 1/2.
-inline uint64_t fmix64(uint64_t k) {
+BLOOMKIT_ALWAYS_INLINE uint64_t fmix64(uint64_t k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
     k ^= k >> 33;
@@ -85,7 +85,7 @@ inline uint64_t mix_k1(uint64_t k1) { return rotl64(k1 * kC1, 31) * kC2; }
 inline uint64_t mix_k2(uint64_t k2) { return rotl64(k2 * kC2, 33) * kC1; }
 
 // The finaliser after the length has been XORed into both lanes.
-inline Hash128 finalize_lanes(uint64_t h1, uint64_t h2) {
+BLOOMKIT_ALWAYS_INLINE Hash128 finalize_lanes(uint64_t h1, uint64_t h2) {
     h1 += h2;
     h2 += h1;
     h1 = fmix64(h1);
@@ -143,7 +143,7 @@ inline Hash128 murmur3_x64_128(const void* data, size_t len, uint32_t seed) {
 // murmur3_x64_128(&le_bytes, 8, seed) by construction (and by test).
 // With len == 8 both lanes start as seed ^ 8 after the length XOR; folding
 // that constant saves an XOR per key (the compiler keeps (x ^ seed) ^ 8).
-inline Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
+BLOOMKIT_ALWAYS_INLINE Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed) {
     using namespace detail;
     const uint64_t lane = uint64_t(seed) ^ 8;
     return finalize_lanes(mix_k1(value) ^ lane, lane);

@@ -98,9 +98,9 @@ class KeyRange {
     size_t size() const { return count_; }
     Hash128 hash(size_t i, uint32_t seed) const { return keys_.hash(begin_ + i, seed); }
     // The source's own loop when it has one (keys.hpp, for_each_hash).
-    template <class Each>
+    template <DigestUse Use = DigestUse::Probed, class Each>
     void for_each_hash(size_t first, size_t count, uint32_t seed, Each& each) const {
-        bloomkit::for_each_hash(keys_, begin_ + first, count, seed, each);
+        bloomkit::for_each_hash<Use>(keys_, begin_ + first, count, seed, each);
     }
 
   private:
