@@ -1,9 +1,13 @@
-// Shared helpers of the C++ tests: integer key batches and digests.
+// Shared helpers of the C++ tests: integer key batches and digests, and the
+// check of a key source's hashing walk.
 #pragma once
+
+#include <doctest/doctest.h>
 
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -33,5 +37,27 @@ inline bloomkit::IntegerKeys<uint64_t> as_keys(const std::vector<uint64_t>& keys
 }
 
 inline bloomkit::Hash128 digest(uint64_t key, uint32_t seed) { return bloomkit::murmur3_x64_128_u64(key, seed); }
+
+// for_each_hash<Use> over keys [first, first + count) calls each key once,
+// in order, with keys.hash(first + j, seed); hash_range stores the same.
+template <bloomkit::DigestUse Use = bloomkit::DigestUse::Probed, class Keys>
+void require_walk_equals_index(const Keys& keys, size_t first, size_t count, uint32_t seed) {
+    size_t visited = 0;
+    bloomkit::for_each_hash<Use>(keys, first, count, seed, [&](size_t j, const bloomkit::Hash128& h) {
+        REQUIRE(j == visited);
+        const bloomkit::Hash128 expected = keys.hash(first + j, seed);
+        REQUIRE(h.h1 == expected.h1);
+        REQUIRE(h.h2 == expected.h2);
+        ++visited;
+    });
+    REQUIRE(visited == count);
+    std::vector<bloomkit::Hash128> digests(count);
+    bloomkit::hash_range(keys, first, count, seed, digests.data());
+    for (size_t j = 0; j < count; ++j) {
+        const bloomkit::Hash128 expected = keys.hash(first + j, seed);
+        REQUIRE(digests[j].h1 == expected.h1);
+        REQUIRE(digests[j].h2 == expected.h2);
+    }
+}
 
 }  // namespace bloomkit_test

@@ -122,25 +122,12 @@ TEST_CASE("a source two threads may not read stays on the calling thread") {
     CHECK(cached.foreign_calls() == 0);
 }
 
-// for_each_hash(keys, first, count) against keys.hash(first + j) for every
-// j, and hash_range against both.
+// for_each_hash and hash_range from the start, the second key and a third
+// of the way in, to the end, against keys.hash(first + j).
 template <class Keys>
 void check_walk_equals_index(const Keys& keys, uint32_t seed) {
-    for (size_t first : {size_t(0), size_t(1), keys.size() / 3}) {
-        const size_t count = keys.size() - first;
-        size_t visited = 0;
-        for_each_hash(keys, first, count, seed, [&](size_t j, const Hash128& h) {
-            REQUIRE(j == visited);
-            const Hash128 expected = keys.hash(first + j, seed);
-            REQUIRE(h.h1 == expected.h1);
-            REQUIRE(h.h2 == expected.h2);
-            ++visited;
-        });
-        CHECK(visited == count);
-        std::vector<Hash128> digests(count);
-        hash_range(keys, first, count, seed, digests.data());
-        for (size_t j = 0; j < count; ++j) REQUIRE(digests[j].h1 == keys.hash(first + j, seed).h1);
-    }
+    for (size_t first : {size_t(0), size_t(1), keys.size() / 3})
+        bloomkit_test::require_walk_equals_index(keys, first, keys.size() - first, seed);
 }
 
 TEST_CASE("for_each_hash walks strided, reversed and sub-range sources as hash(i) does") {

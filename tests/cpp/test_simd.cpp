@@ -340,23 +340,10 @@ void check_for_each_hash(const Keys& keys, uint32_t seed) {
         for (size_t count = 0; count <= 40 && first + count <= keys.size(); ++count) {
             CAPTURE(first);
             CAPTURE(count);
-            size_t visited = 0;
-            for_each_hash<Use>(keys, first, count, seed, [&](size_t j, const Hash128& h) {
-                REQUIRE(j == visited);
-                const Hash128 expected = keys.hash(first + j, seed);
-                REQUIRE(h.h1 == expected.h1);
-                REQUIRE(h.h2 == expected.h2);
-                ++visited;
-            });
-            REQUIRE(visited == count);
+            bloomkit_test::require_walk_equals_index<Use>(keys, first, count, seed);
         }
     }
-    std::vector<Hash128> digests(keys.size());
-    hash_range(keys, 0, keys.size(), seed, digests.data());
-    for (size_t i = 0; i < keys.size(); ++i) {
-        REQUIRE(digests[i].h1 == keys.hash(i, seed).h1);
-        REQUIRE(digests[i].h2 == keys.hash(i, seed).h2);
-    }
+    bloomkit_test::require_walk_equals_index<Use>(keys, 0, keys.size(), seed);
 }
 
 }  // namespace
