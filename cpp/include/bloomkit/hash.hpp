@@ -68,7 +68,9 @@ inline void load_tail(const uint8_t* tail, size_t rest, uint64_t& k1, uint64_t& 
 }
 
 // The final avalanche: every input bit affects every output bit with
-// probability close to 1/2.
+// probability close to 1/2. (This, finalize_lanes and murmur3_x64_128_u64
+// are always inlined: inside the large AVX2 hashing loops of keys.hpp GCC
+// otherwise left finalize_lanes out of line, a call per key.)
 BLOOMKIT_ALWAYS_INLINE uint64_t fmix64(uint64_t k) {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
