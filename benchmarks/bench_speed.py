@@ -414,9 +414,9 @@ def threads_scenario(bk, filters, keys, repeats, report, n):
 
     # Both threads are started before the clock (untimed) and wait on a
     # barrier, as a server's or a pool's worker threads would already be
-    # running: starting a thread while the other CPU is busy measured 1-5 ms
-    # before the new thread first ran (the scheduler queues it behind the
-    # busy one until a load-balancing tick), a tenth of a 1e7-key lookup.
+    # running: a thread started while the other CPU is busy first ran 1-5 ms
+    # later on the 2-vCPU host (queued, it seems, behind the busy thread
+    # until the scheduler rebalanced), a tenth of a 1e7-key lookup.
     def start_two(f):
         barrier = threading.Barrier(3)
 
