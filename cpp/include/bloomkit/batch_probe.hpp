@@ -65,7 +65,7 @@ struct CompactProbe {
     uint32_t seed;
 
     static constexpr uint64_t kMaxCompactBlocks = uint64_t(1) << 32;
-    static CompactProbe of(const SplitBlockLayout& layout, Hash128 h) {
+    BLOOMKIT_ALWAYS_INLINE static CompactProbe of(const SplitBlockLayout& layout, Hash128 h) {
         return {static_cast<uint32_t>(fast_range64(h.h1, layout.num_blocks)),
                 static_cast<uint32_t>(SplitBlockLayout::probe_seed(h))};
     }

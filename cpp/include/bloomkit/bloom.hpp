@@ -306,8 +306,11 @@ class BloomFilter {
             if (layout.num_blocks <= batch_probe::CompactProbe::kMaxCompactBlocks) {
                 const uint64_t upper_first_block = layout.num_blocks / 2;
                 return add_by_halves_of<Or, batch_probe::CompactProbe>(
-                    keys, was_present, [&layout](const Hash128& h) { return batch_probe::CompactProbe::of(layout, h); },
-                    [upper_first_block](const batch_probe::CompactProbe& p) { return p.block >= upper_first_block; },
+                    keys, was_present,
+                    [&layout](const Hash128& h)
+                        BLOOMKIT_INLINE_LAMBDA { return batch_probe::CompactProbe::of(layout, h); },
+                    [upper_first_block](const batch_probe::CompactProbe& p)
+                        BLOOMKIT_INLINE_LAMBDA { return p.block >= upper_first_block; },
                     [&layout, words](const batch_probe::CompactProbe* probes, size_t n, uint8_t* found) {
                         return batch_probe::add_compact<Or>(layout, words, probes, n, found);
                     });
@@ -316,7 +319,8 @@ class BloomFilter {
         // Exactly the keys whose block fast_range64 puts in the upper half.
         const uint64_t upper = upper_half_start(layout.num_blocks);
         return add_by_halves_of<Or, Hash128>(
-            keys, was_present, [](const Hash128& h) { return h; }, [upper](const Hash128& h) { return h.h1 >= upper; },
+            keys, was_present, [](const Hash128& h) BLOOMKIT_INLINE_LAMBDA { return h; },
+            [upper](const Hash128& h) BLOOMKIT_INLINE_LAMBDA { return h.h1 >= upper; },
             [&layout, words](const Hash128* digests, size_t n, uint8_t* found) {
                 return add_digests<Or>(layout, words, digests, n, found);
             });

@@ -37,12 +37,20 @@
 // AVX2 (batch_probe.hpp) are built from such functions so that they and the
 // AVX2 kernels they call become one loop body; a plain call could not be
 // inlined across the target change.
+//
+// BLOOMKIT_INLINE_LAMBDA does the same for a lambda, written after its
+// parameter list: `[&](size_t j) BLOOMKIT_INLINE_LAMBDA { ... }`. Under the
+// extension's link-time optimisation GCC left the two-thread insert's
+// per-key lambda out of line, one call per key (parallel.hpp).
 #if defined(__GNUC__) || defined(__clang__)
 #define BLOOMKIT_ALWAYS_INLINE inline __attribute__((always_inline))
+#define BLOOMKIT_INLINE_LAMBDA __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #define BLOOMKIT_ALWAYS_INLINE __forceinline
+#define BLOOMKIT_INLINE_LAMBDA
 #else
 #define BLOOMKIT_ALWAYS_INLINE inline
+#define BLOOMKIT_INLINE_LAMBDA
 #endif
 
 namespace bloomkit {
