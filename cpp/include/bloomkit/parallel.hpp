@@ -306,10 +306,10 @@ class ChunkRing : public Abandonable {
     // block of digests (hash_range): the 16-byte store and reload per key
     // cost ~6 % of a split_block insert of 1e7 keys (7.3 -> 6.9 ns/key).
     // Whether places are kept is a template argument, not a branch per key.
-    // This lambda, and the caller's to_entry and part, are forced inline:
-    // under the extension's -flto GCC left this one out of line, a call per
-    // key (update of 1e7 keys 3.05 against 2.92 ns/key; docs/decisions.md,
-    // "Link-time optimisation stays on").
+    // split_into_slot's per-key lambda, and the caller's to_entry and part,
+    // are forced inline: under the extension's -flto GCC left that lambda
+    // out of line, a call per key (update of 1e7 keys 3.05 against 2.92
+    // ns/key; docs/decisions.md, "Link-time optimisation stays on").
     template <class Keys, class ToEntry, class Part>
     void hash_into_slot(size_t chunk, const Keys& keys, uint32_t seed, const ToEntry& to_entry, const Part& part) {
         if (keep_places_)
