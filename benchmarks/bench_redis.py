@@ -184,6 +184,46 @@ def run_method(url, method, args):
             "per_call": per_call}
 
 
+def atomic_check_cost(url, pages: int) -> dict:
+    """One page's BITFIELD (50 URLs x k = 7: 350 SETs) sent plain, as bloomkit did before, and
+    through the script that checks the shard exists in the same atomic step (EVALSHA), as it does now.
+
+    Same pages, same connection, one round trip each, alternating blocks of 100;
+    per variant: median wall µs per round trip and the server's usec_per_call.
+    """
+    import redis
+
+    from bloomkit import _core
+    from bloomkit.redis import _CHECKED_BITFIELD_SHA, RedisBloomFilter
+
+    client = redis.Redis.from_url(url)
+    client.flushall()
+    seen = RedisBloomFilter(client, "cost", 1_000_000, 0.01, layout="classic")
+    seen.add("load the script")
+    shard = seen.shard_keys[0].encode()
+    heads = {"plain BITFIELD": [b"BITFIELD", shard],
+             "checked (EVALSHA)": [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", shard, b"cost", b"BITFIELD"]}
+    packed = {name: [_core.redis_bitfield(head, b"SET", b"1", seen._positions.positions_many(
+        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0) for i in range(pages)] for name, head in heads.items()}
+    connection = client.connection_pool.get_connection()
+    times: dict = {name: [] for name in heads}
+    server: dict = {name: [0.0, 0] for name in heads}
+    for first in range(0, pages, 100):
+        for name in heads:
+            client.config_resetstat()
+            for command in packed[name][first:first + 100]:
+                start = time.perf_counter()
+                connection.send_packed_command([command])
+                connection.read_response()
+                times[name].append(time.perf_counter() - start)
+            stat = client.info("commandstats")["cmdstat_" + ("bitfield" if name.startswith("plain") else "evalsha")]
+            server[name][0] += stat["usec"]
+            server[name][1] += stat["calls"]
+    client.connection_pool.release(connection)
+    client.close()
+    return {name: (1e6 * float(np.median(times[name])), server[name][0] / server[name][1]) for name in heads}
+
+
 def _server_cpu(client) -> float:
     info = client.info("cpu")
     return info["used_cpu_user"] + info["used_cpu_sys"]
@@ -234,6 +274,8 @@ def main():
                 result = run_method(url, method, args)
                 if method not in best or result["wall"] < best[method]["wall"]:
                     best[method] = result
+        print(f"{time.strftime('%H:%M:%S')} cost of the atomic existence check", file=sys.stderr)
+        check_cost = atomic_check_cost(url, min(args.urls // 50, 20_000))
     set_rate = args.urls / best["Redis SET (SADD pipelined)"]["wall"]
     rb = best.get("RedisBloom BF.MADD")
     rb_rate = args.urls / rb["wall"] if rb else None
@@ -263,6 +305,14 @@ def main():
         r = best[method]
         calls = ", ".join(f"{name} {usec:.1f}" for name, usec in sorted(r["per_call"].items()))
         print(f"| {method} | {r['client_us']:.0f} | {r['server_us']:.0f} | {calls} |")
+    print()
+    print("Cost of the atomic existence check: the same pages' BITFIELD (350 SETs each) sent plain and "
+          "through the checking script, interleaved on one connection, one round trip each.")
+    print()
+    print("| command | median round trip µs | server usec_per_call |")
+    print("|---|---:|---:|")
+    for name, (wall_us, server_us) in check_cost.items():
+        print(f"| {name} | {wall_us:.1f} | {server_us:.1f} |")
     print()
 
 
