@@ -13,7 +13,8 @@ both Bloom filters sized for D keys at the same error rate. Reported: URLs/s
 (all processes, wall clock), server memory of the structure, how many distinct
 URLs each reported as new (the SET is exact; a Bloom filter misses its false
 positives), the measured FPR on absent URLs, and whether bloomkit's bitmap is
-bit-for-bit the local union.
+bit-for-bit the local union. Last, the cost of bloomkit's atomic existence
+check: the same pages' BITFIELD sent plain and through the checking script.
 
     python benchmarks/bench_redis.py                   # N = 2e6, D = 1e6, P = 4, L = 50
     python benchmarks/bench_redis.py --urls 2e5 --distinct 1e5 --repeats 1

@@ -173,3 +173,18 @@ def test_shards_are_allocated_once_at_their_exact_size(client):
     remote.update(url_keys(0, 200_000))
     assert client.memory_usage("mem:bits:0", samples=0) == used
     assert client.strlen("mem:bits:0") == remote.nbytes
+
+
+def test_expiry_of_one_shard_is_detected(client):
+    import time
+
+    remote = RedisBloomFilter(client, "f", 5_000, 0.01, shard_bits=4096)
+    keys = url_keys(0, 2_000)
+    remote.update(keys)
+    client.pexpire("f:bits:3", 1)
+    time.sleep(0.05)
+    with pytest.raises(FilterLostError, match="Redis key 'f:bits:3' is gone"):
+        remote.add_many(keys)
+    with pytest.raises(FilterLostError, match="Redis key 'f:bits:3' is gone"):
+        remote.to_local()
+    assert client.exists("f:bits:3") == 0

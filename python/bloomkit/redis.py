@@ -447,8 +447,9 @@ class RedisBloomFilter:
     def recreate(self) -> None:
         """Start this filter again, empty, after its keys were lost (explicit: nothing is re-created otherwise).
 
-        Deletes whatever is left of it and creates its parameters and zeroed
-        shards in one transaction.
+        Deletes whatever is left of it, then creates its parameters and
+        zeroed shards with the creation script (``ValueError`` if another
+        client created the key in between).
         """
         self._client.delete(self.key, *self.shard_keys)
         if self._create(self._meta()) is not None:
@@ -516,9 +517,9 @@ class RedisBloomFilter:
         A restarted server has no scripts: the commands it refused with
         NOSCRIPT did nothing, so exactly those are sent again.
         """
-        replies = self._link.round_trip(packed)
         from redis.exceptions import NoScriptError
 
+        replies = self._link.round_trip(packed)
         again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
         if again:
             loaded = self._link.round_trip([_resp(b"SCRIPT", b"LOAD", _CHECKED_BITFIELD)])[0]
