@@ -187,7 +187,8 @@ def run_method(url, method, args):
 
 def atomic_check_cost(url, pages: int) -> dict:
     """One page's BITFIELD (50 URLs x k = 7: 350 SETs) sent plain, as bloomkit did before, and
-    through the script that checks the shard exists in the same atomic step (EVALSHA), as it does now.
+    through the script that checks the shard exists in the same atomic step (EVALSHA), as it does now;
+    and the same pages' lookups (BITFIELD_RO) plain and as contains_many checks them (MULTI/EXEC).
 
     Same pages, same connection, one round trip each, alternating blocks of 100;
     per variant: median wall µs per round trip and the server's usec_per_call.
@@ -211,6 +212,12 @@ def atomic_check_cost(url, pages: int) -> dict:
     alternative = "MULTI + GETRANGE + EXISTS + BITFIELD (not used)"
     packed[alternative] = [[_resp(b"MULTI"), _resp(b"GETRANGE", shard, b"5", b"5"), _resp(b"EXISTS", b"cost"),
                             command, _resp(b"EXEC")] for [command] in packed["plain BITFIELD"]]
+    # Reads: plain BITFIELD_RO against the checked read contains_many sends (nothing to re-create).
+    reads = [_core.redis_bitfield([b"BITFIELD_RO", shard], b"GET", b"", seen._positions.positions_many(
+        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0) for i in range(pages)]
+    packed["plain BITFIELD_RO"] = [[command] for command in reads]
+    packed["checked read: MULTI + EXISTS + BITFIELD_RO"] = [
+        [_resp(b"MULTI"), _resp(b"EXISTS", shard, b"cost"), command, _resp(b"EXEC")] for command in reads]
     connection = client.connection_pool.get_connection()
     times: dict = {name: [] for name in packed}
     server: dict = {name: [0.0, 0] for name in packed}
@@ -321,8 +328,8 @@ def main():
 
 
 def print_check_cost(check_cost: dict) -> None:
-    print("Cost of the atomic existence check: the same pages' BITFIELD (350 SETs each) sent plain and "
-          "through the checking script, interleaved on one connection, one round trip each; server CPU = "
+    print("Cost of the atomic existence check: the same pages' BITFIELD (350 SETs or GETs each) sent plain and "
+          "checked, interleaved on one connection, one round trip each; server CPU = "
           "`INFO cpu` (user + sys) per page.")
     print()
     print("| command | median round trip µs | server CPU µs/page |")

@@ -176,8 +176,10 @@ class FakeRedis:
             return b"$%d\r\n%s\r\n" % (len(self.meta), self.meta)
         if name == b"STRLEN":
             return b":%d\r\n" % self.shard_bytes
-        if name == b"EVALSHA":
+        if name in (b"EVALSHA", b"BITFIELD_RO"):
             return self.reply
+        if name == b"EXISTS":
+            return b":%d\r\n" % (len(args) - 1)
         if name == b"HELLO":  # redis-py asks for RESP3 (a map reply)
             return b"%%1\r\n$5\r\nproto\r\n:%s\r\n" % args[1]
         return b"+OK\r\n"  # CLIENT SETINFO and the like

@@ -20,8 +20,8 @@ Storage (docs/integrations.md has the details):
 
 A filter whose keys vanish (a restart without persistence, FLUSHDB, eviction,
 expiry, DEL) raises :class:`FilterLostError` on its next operation, reads
-included: every BITFIELD runs in a Lua script that first checks its shard
-and the parameters key exist, in the same atomic step. Nothing is re-created
+included: every BITFIELD checks that its shard and the parameters key exist
+in the same atomic step (writes in a Lua script, reads in MULTI/EXEC). Nothing is re-created
 except by :meth:`RedisBloomFilter.recreate`. Replies are checked against the
 commands sent (:class:`RedisReplyError`), and stored sizes against the bits
 before anything is allocated from them.
@@ -141,6 +141,10 @@ _GET_BIT = (b"BITFIELD_RO", b"GET", b"")
 def _resp(*args: bytes) -> bytes:
     """One command in RESP (for the few commands not packed by _core.redis_bitfield)."""
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args)
+
+
+_MULTI = _resp(b"MULTI")
+_EXEC = _resp(b"EXEC")
 
 
 def _round_trip(connection, packed: list) -> list:
@@ -487,6 +491,12 @@ class RedisBloomFilter:
         sent if a key is invalid), then grouped by shard in key order and sent
         as BITFIELD commands in one round trip; Redis runs them in order, so
         within a shard the operations happen in key order.
+
+        Each command is checked atomically against a loss of its shard or
+        the parameters key: writes inside the checking script (a plain
+        BITFIELD SET would re-create a lost shard), reads in a MULTI/EXEC
+        after an EXISTS (a read cannot re-create anything, and a transaction
+        costs the server a fraction of the script's argument conversions).
         """
         positions = self._positions.positions_many(_batch.single_batch(keys))
         flat = positions.ravel()
@@ -495,15 +505,27 @@ class RedisBloomFilter:
             return replies.reshape(positions.shape)
         packed, plan = [], []  # plan: (indices into flat or None for all, first, count) per command
         key = self.key.encode()
+        command, op, value = operation
+        writes = operation is _SET_BIT
         for shard, where in self._group_by_shard(flat):
             bits = flat if where is None else flat[where]
-            command, op, value = operation
-            head = [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", self._shard_key(shard).encode(), key, command]
+            shard_key = self._shard_key(shard).encode()
+            if writes:
+                head = [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", shard_key, key, command]
+            else:
+                head = [command, shard_key]
             for first in range(0, len(bits), _OPS_PER_COMMAND):
                 part = bits[first : first + _OPS_PER_COMMAND]
-                packed.append(_core.redis_bitfield(head, op, value, part, shard * self.shard_bits))
-                plan.append((where, first, len(part)))
-        for (where, first, count), reply in zip(plan, self._run_checked(packed)):
+                bitfield = _core.redis_bitfield(head, op, value, part, shard * self.shard_bits)
+                if writes:
+                    packed.append(bitfield)
+                else:
+                    packed += [_MULTI, _resp(b"EXISTS", shard_key, key), bitfield, _EXEC]
+                plan.append((where, first, len(part), shard_key))
+        answers = self._run_checked(packed)
+        if not writes:
+            answers = [self._checked_read(answers[i : i + 4], plan[i // 4][3]) for i in range(0, len(answers), 4)]
+        for (where, first, count, _shard_key), reply in zip(plan, answers):
             bits = self._bits_from_reply(reply, count)
             if where is None:
                 replies[first : first + count] = bits
@@ -530,6 +552,21 @@ class RedisBloomFilter:
             for i, reply in zip(again, self._link.round_trip([packed[i] for i in again])):
                 replies[i] = reply
         return replies
+
+    def _checked_read(self, replies: list, shard_key: bytes):
+        """The BITFIELD_RO reply out of the replies to MULTI, EXISTS, BITFIELD_RO, EXEC, once both keys existed."""
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        if replies[:3] != [b"OK", b"QUEUED", b"QUEUED"] or type(replies[3]) is not list or len(replies[3]) != 2:
+            raise RedisReplyError(
+                f"RedisBloomFilter {self.key!r}: Redis answered {replies!r:.120} to MULTI, EXISTS, BITFIELD_RO, EXEC"
+            )
+        present, bits = replies[3]
+        if present != 2:
+            gone = shard_key.decode() if not self._client.exists(shard_key) else self.key
+            raise self._lost(gone)
+        return bits
 
     def _bits_from_reply(self, reply, count: int) -> np.ndarray:
         """The ``count`` bits of one BITFIELD reply, after checking it is exactly ``count`` values 0 or 1."""
