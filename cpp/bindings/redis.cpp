@@ -5,8 +5,11 @@
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "guard.hpp"
 #include "keys.hpp"
@@ -43,17 +46,18 @@ void bind_redis(py::module_& m) {
             "(len(keys), num_hashes) uint64 array: the bit indices each key sets, as BloomFilter._positions_many.");
     m.def(
         "redis_bitfield",
-        [](std::string command, std::string key, std::string op, std::string value,
+        [](std::vector<std::string> head, std::string op, std::string value,
            py::array_t<uint64_t, py::array::c_style | py::array::forcecast> bits, uint64_t base) {
             if (bits.ndim() != 1) throw py::value_error("bits must be a 1-d array");
+            const std::vector<std::string_view> head_views(head.begin(), head.end());
             const std::string packed = AccessGuard::without_gil([&] {
-                return bloomkit::bitfield_command(command, key, op, value, bits.data(),
-                                                  static_cast<size_t>(bits.size()), base);
+                return bloomkit::bitfield_command(head_views, op, value, bits.data(), static_cast<size_t>(bits.size()),
+                                                  base);
             });
             return py::bytes(packed);
         },
-        py::arg("command"), py::arg("key"), py::arg("op"), py::arg("value"), py::arg("bits"), py::arg("base"),
-        "RESP bytes of `command key op u1 OFFSET [value] ...` for filter bits in the shard starting at `base`.");
+        py::arg("head"), py::arg("op"), py::arg("value"), py::arg("bits"), py::arg("base"),
+        "RESP bytes of `head... op u1 OFFSET [value] ...` for filter bits in the shard starting at `base`.");
 }
 
 }  // namespace bloomkit_py

@@ -15,7 +15,16 @@ Storage (docs/integrations.md has the details):
   ``ValueError`` instead of silently using other bit positions.
 * ``KEY:bits:0``, ``KEY:bits:1``, ... hold the bits: shard ``s`` is the payload
   of docs/FORMAT.md from byte ``s * shard_bits / 8`` on, byte for byte, so
-  shards past Redis' 512 MB string limit are never needed.
+  shards past Redis' 512 MB string limit are never needed. Every shard is
+  allocated, zeroed, when the filter is created.
+
+A filter whose keys vanish (a restart without persistence, FLUSHDB, eviction,
+expiry, DEL) raises :class:`FilterLostError` on its next operation, reads
+included: every BITFIELD checks that its shard and the parameters key exist
+in the same atomic step (writes in a Lua script, reads in MULTI/EXEC). Nothing is re-created
+except by :meth:`RedisBloomFilter.recreate`. Replies are checked against the
+commands sent (:class:`RedisReplyError`), and stored sizes against the bits
+before anything is allocated from them.
 
 :func:`save` and :func:`load` store a whole filter of any type as its
 ``to_bytes()`` frame, for filters that are loaded and saved rather than shared.
@@ -23,6 +32,7 @@ Storage (docs/integrations.md has the details):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -37,7 +47,7 @@ from ._core import hash128
 from ._fill import estimate_cardinality, fill_false_positive_rate
 from .bloom import BloomFilter
 
-__all__ = ["RedisBloomFilter", "save", "load", "DEFAULT_SHARD_BITS"]
+__all__ = ["RedisBloomFilter", "FilterLostError", "RedisReplyError", "save", "load", "DEFAULT_SHARD_BITS"]
 
 # 2**31 bits = 256 MiB per Redis string: half of Redis' 512 MB limit
 # (proto-max-bulk-len), so one shard is also sendable in one reply.
@@ -45,15 +55,81 @@ DEFAULT_SHARD_BITS = 2**31
 # Redis addresses bit offsets below 2**32 in one string.
 _MAX_SHARD_BITS = 2**32
 # BITFIELD sub-operations per command: large batches are split into several
-# commands in the same pipeline (still one round trip) so that neither side
-# builds one enormous reply.
-_OPS_PER_COMMAND = 1 << 16
+# commands in the same pipeline (still one round trip). The checking script
+# passes its arguments on with Lua's unpack(), which refuses more than 8,000
+# values (LUAI_MAXCSTACK in Redis' Lua 5.1): 1,024 SETs are 4,096.
+_OPS_PER_COMMAND = 1 << 10
+# Shards per filter: bounds every per-shard command list built from stored
+# parameters (2**16 default shards are 16 TiB).
+_MAX_SHARDS = 1 << 16
 # Bytes per GETRANGE/SETRANGE when whole shards or frames are moved.
 _TRANSFER_CHUNK = 32 << 20
 # A pool this small may need every connection for the application's own commands.
 _MIN_POOL_TO_HOLD = 8
 _META_KIND = "bloomkit.RedisBloomFilter"
-_META_VERSION = 1
+# Version 2: every shard is allocated at creation (full length), so a missing
+# or short shard is a loss, never "not written yet". Version 1 grew shards lazily.
+_META_VERSION = 2
+
+
+class FilterLostError(LookupError):
+    """A RedisBloomFilter's keys vanished from Redis (restart without persistence,
+    FLUSHDB, eviction, expiry, DEL): its bits are gone, so no answer can be trusted."""
+
+
+class RedisReplyError(RuntimeError):
+    """Redis answered with something other than the replies the commands sent call for."""
+
+
+# Runs one BITFIELD (ARGV[1]: BITFIELD or BITFIELD_RO, ARGV[2..]: its
+# sub-operations) on shard KEYS[1] only if both it and the parameters key
+# KEYS[2] exist, in one atomic step: a separate EXISTS would race with the
+# loss, and a plain BITFIELD SET on a vanished shard would silently re-create
+# it empty.
+_CHECKED_BITFIELD = b"""\
+if redis.call('EXISTS', KEYS[1], KEYS[2]) ~= 2 then
+  local gone = KEYS[2]
+  if redis.call('EXISTS', KEYS[1]) == 0 then gone = KEYS[1] end
+  return redis.error_reply('BLOOMKIT_LOST ' .. gone)
+end
+return redis.call(ARGV[1], KEYS[1], unpack(ARGV, 2))
+"""
+_CHECKED_BITFIELD_SHA = hashlib.sha1(_CHECKED_BITFIELD).hexdigest().encode()
+_LOST_PREFIX = "BLOOMKIT_LOST "
+
+# Creates a filter atomically: KEYS[1] the parameters key, KEYS[2..] the
+# shards; ARGV[1] the parameters, ARGV[2] bytes of a full shard, ARGV[3] of
+# the last. Returns the stored parameters if the key exists already; refuses
+# shards without parameters (their geometry is unknown). SETRANGE at the last
+# byte allocates a new string at exactly its length, zero-filled.
+_CREATE = b"""\
+local stored = redis.call('GET', KEYS[1])
+if stored then return stored end
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return redis.error_reply('BLOOMKIT_ORPHAN ' .. KEYS[i]) end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+for i = 2, #KEYS do
+  local size = ARGV[2]
+  if i == #KEYS then size = ARGV[3] end
+  redis.call('SETRANGE', KEYS[i], tonumber(size) - 1, '\\0')
+end
+return false
+"""
+
+# Zeroes a filter (KEYS and sizes as _CREATE) only if all its keys exist.
+_CLEAR = b"""\
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 0 then return redis.error_reply('BLOOMKIT_LOST ' .. KEYS[i]) end
+end
+for i = 2, #KEYS do
+  local size = ARGV[1]
+  if i == #KEYS then size = ARGV[2] end
+  redis.call('DEL', KEYS[i])
+  redis.call('SETRANGE', KEYS[i], tonumber(size) - 1, '\\0')
+end
+return true
+"""
 
 
 # BITFIELD sub-operations: (command, op, value); see cpp/include/bloomkit/redis_bitfield.hpp,
@@ -62,11 +138,32 @@ _SET_BIT = (b"BITFIELD", b"SET", b"1")
 _GET_BIT = (b"BITFIELD_RO", b"GET", b"")
 
 
+def _resp(*args: bytes) -> bytes:
+    """One command in RESP (for the few commands not packed by _core.redis_bitfield)."""
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args)
+
+
+_MULTI = _resp(b"MULTI")
+_EXEC = _resp(b"EXEC")
+
+
 def _round_trip(connection, packed: list) -> list:
-    """Send pre-packed commands in one write and read their replies (a pipeline without redis-py's encoder)."""
+    """Send pre-packed commands in one write and read their replies (a pipeline without redis-py's encoder).
+
+    An error reply is returned as its ``ResponseError`` (the remaining
+    replies are still read, so the connection stays in step).
+    """
+    from redis.exceptions import ResponseError
+
     try:
         connection.send_packed_command(packed)
-        return [connection.read_response() for _ in packed]
+        replies = []
+        for _ in packed:
+            try:
+                replies.append(connection.read_response())
+            except ResponseError as error:
+                replies.append(error)
+        return replies
     except BaseException:
         # A reply may be left unread: drop the socket (the next send reconnects).
         connection.disconnect()
@@ -187,6 +284,7 @@ class RedisBloomFilter:
             if stored is None:
                 raise KeyError(f"Redis key {self.key!r} holds no bloomkit filter; give capacity to create one")
             self._attach(_geometry_from_meta(stored, self.key), stored["shard_bits"])
+            self._check_shards()
             return
         geometry = _sized_geometry(capacity, error_rate, calc.check_seed(seed), layout, num_hashes)
         self._attach(geometry, _check_shard_bits(DEFAULT_SHARD_BITS if shard_bits is None else shard_bits))
@@ -216,12 +314,14 @@ class RedisBloomFilter:
             filter.num_bits, filter.num_hashes, filter.seed, filter.capacity, filter.error_rate, filter.layout
         )
         instance._attach(geometry, _check_shard_bits(DEFAULT_SHARD_BITS if shard_bits is None else shard_bits))
-        instance._publish_meta(stored)
+        instance._publish_meta(stored, check_shards=False)  # every shard is rewritten below
         payload = filter._payload()
         pipe = client.pipeline(transaction=True)
         for shard, (start, stop) in enumerate(instance._shard_byte_ranges()):
             shard_key = instance._shard_key(shard)
             pipe.delete(shard_key)
+            # Full length first (one allocation of the exact size), then the bytes.
+            pipe.setrange(shard_key, stop - start - 1, b"\0")
             for offset in range(start, stop, _TRANSFER_CHUNK):
                 pipe.setrange(shard_key, offset - start, payload[offset : min(stop, offset + _TRANSFER_CHUNK)])
         pipe.execute()
@@ -232,8 +332,14 @@ class RedisBloomFilter:
         self._geometry = geometry
         # Validates the geometry (as a local filter's constructor would).
         self._positions = _core.BloomPositions(*geometry)
+        num_shards = -(-geometry.num_bits // shard_bits)
+        if num_shards > _MAX_SHARDS:
+            raise ValueError(
+                f"{geometry.num_bits:,} bits in shards of {shard_bits:,} bits are {num_shards:,} shards; "
+                f"at most {_MAX_SHARDS:,} (use larger shard_bits)"
+            )
         self.shard_bits = shard_bits
-        self.num_shards = -(-geometry.num_bits // shard_bits)
+        self.num_shards = num_shards
 
     def _meta(self) -> dict:
         g = self._geometry
@@ -266,21 +372,22 @@ class RedisBloomFilter:
             raise ValueError(f"Redis key {self.key!r} holds something that is not a bloomkit RedisBloomFilter")
         if meta.get("version") != _META_VERSION:
             raise ValueError(
-                f"Redis key {self.key!r} holds a RedisBloomFilter of unsupported version {meta.get('version')!r}"
+                f"Redis key {self.key!r} holds a RedisBloomFilter of unsupported version {meta.get('version')!r} "
+                f"(this bloomkit reads version {_META_VERSION}, whose shards are allocated at creation)"
             )
         return meta
 
-    def _publish_meta(self, stored) -> None:
-        """Store this filter's parameters, or check them against the stored ones.
+    def _publish_meta(self, stored, check_shards: bool = True) -> None:
+        """Create the filter (parameters and zeroed shards), or check its parameters against the stored ones.
 
-        ``SET NX`` makes creation race-free: of two processes creating the
-        same key at once, one writes and the other reads and compares.
+        Creation is one Lua script (atomic): of two processes creating the
+        same key at once, one creates and the other reads and compares.
         """
         mine = self._meta()
-        if stored is None and self._client.set(self.key, json.dumps(mine), nx=True):
-            return
         if stored is None:
-            stored = self._read_meta()
+            stored = self._create(mine)
+            if stored is None:
+                return
         if stored != mine:
             differing = sorted(name for name in mine if stored.get(name) != mine[name])
             detail = ", ".join(f"{name}={stored.get(name)!r} (asked {mine[name]!r})" for name in differing)
@@ -288,6 +395,69 @@ class RedisBloomFilter:
                 f"Redis key {self.key!r} already holds a Bloom filter with other parameters: {detail}; "
                 f"open it with RedisBloomFilter(client, {self.key!r}) or use another key"
             )
+        if check_shards:
+            self._check_shards()
+
+    def _create(self, meta: dict):
+        """Run the creation script; None if it created the filter, else the parameters found stored."""
+        from redis.exceptions import ResponseError
+
+        last = self._shard_byte_ranges()[-1]
+        try:
+            found = self._client.eval(
+                _CREATE,
+                1 + self.num_shards,
+                self.key,
+                *self.shard_keys,
+                json.dumps(meta),
+                self.shard_bits // 8,
+                last[1] - last[0],
+            )
+        except ResponseError as error:
+            if str(error).startswith("BLOOMKIT_ORPHAN "):
+                raise FilterLostError(
+                    f"Redis key {self.key!r} has no parameters but its shard {str(error).split(' ', 1)[1]!r} "
+                    "exists: the parameters were lost; delete() it to start again"
+                ) from None
+            raise
+        return None if found is None else self._read_meta()
+
+    def _check_shards(self) -> None:
+        """Every shard exists at exactly the length the parameters give (one MULTI/EXEC).
+
+        A shard of another length means the parameters do not describe these
+        bits (edited, or another writer): refused before anything is sized
+        from them.
+        """
+        pipe = self._client.pipeline(transaction=True)
+        for shard_key in self.shard_keys:
+            pipe.strlen(shard_key)
+        lengths = _expect_ints(pipe.execute(), self.num_shards, self.key)
+        for shard, ((start, stop), length) in enumerate(zip(self._shard_byte_ranges(), lengths)):
+            if length == 0:
+                raise self._lost(self._shard_key(shard))
+            if length != stop - start:
+                raise ValueError(
+                    f"Redis key {self.key!r}: shard {self._shard_key(shard)!r} is {length:,} bytes, its stored "
+                    f"parameters say {stop - start:,} (num_bits={self.num_bits:,}, shard_bits={self.shard_bits:,})"
+                )
+
+    def _lost(self, gone: str) -> FilterLostError:
+        return FilterLostError(
+            f"RedisBloomFilter {self.key!r}: Redis key {gone!r} is gone (restart without persistence, FLUSHDB, "
+            "eviction, expiry or DEL): its bits are lost; recreate() starts the filter again, empty"
+        )
+
+    def recreate(self) -> None:
+        """Start this filter again, empty, after its keys were lost (explicit: nothing is re-created otherwise).
+
+        Deletes whatever is left of it, then creates its parameters and
+        zeroed shards with the creation script (``ValueError`` if another
+        client created the key in between).
+        """
+        self._client.delete(self.key, *self.shard_keys)
+        if self._create(self._meta()) is not None:
+            raise ValueError(f"Redis key {self.key!r} was re-created by another client meanwhile")
 
     num_bits = property(lambda self: self._geometry.num_bits, doc="Number of bits m.")
     num_hashes = property(lambda self: self._geometry.num_hashes, doc="Bits set per key k.")
@@ -321,6 +491,12 @@ class RedisBloomFilter:
         sent if a key is invalid), then grouped by shard in key order and sent
         as BITFIELD commands in one round trip; Redis runs them in order, so
         within a shard the operations happen in key order.
+
+        Each command is checked atomically against a loss of its shard or
+        the parameters key: writes inside the checking script (a plain
+        BITFIELD SET would re-create a lost shard), reads in a MULTI/EXEC
+        after an EXISTS (a read cannot re-create anything, and a transaction
+        costs the server a fraction of the script's argument conversions).
         """
         positions = self._positions.positions_many(_batch.single_batch(keys))
         flat = positions.ravel()
@@ -328,25 +504,91 @@ class RedisBloomFilter:
         if flat.size == 0:
             return replies.reshape(positions.shape)
         packed, plan = [], []  # plan: (indices into flat or None for all, first, count) per command
+        key = self.key.encode()
+        command, op, value = operation
+        writes = operation is _SET_BIT
         for shard, where in self._group_by_shard(flat):
             bits = flat if where is None else flat[where]
-            command, op, value = operation
+            shard_key = self._shard_key(shard).encode()
+            if writes:
+                head = [b"EVALSHA", _CHECKED_BITFIELD_SHA, b"2", shard_key, key, command]
+            else:
+                head = [command, shard_key]
             for first in range(0, len(bits), _OPS_PER_COMMAND):
                 part = bits[first : first + _OPS_PER_COMMAND]
-                packed.append(
-                    _core.redis_bitfield(
-                        command, self._shard_key(shard).encode(), op, value, part, shard * self.shard_bits
-                    )
-                )
-                plan.append((where, first, len(part)))
-        for (where, first, count), reply in zip(plan, self._link.round_trip(packed)):
-            # Every reply is 0 or 1 (u1 fields): bytes() packs the list in C.
-            bits = np.frombuffer(bytes(reply), dtype=np.uint8)
+                bitfield = _core.redis_bitfield(head, op, value, part, shard * self.shard_bits)
+                if writes:
+                    packed.append(bitfield)
+                else:
+                    packed += [_MULTI, _resp(b"EXISTS", shard_key, key), bitfield, _EXEC]
+                plan.append((where, first, len(part), shard_key))
+        answers = self._run_checked(packed)
+        if not writes:
+            answers = [self._checked_read(answers[i : i + 4], plan[i // 4][3]) for i in range(0, len(answers), 4)]
+        for (where, first, count, _shard_key), reply in zip(plan, answers):
+            bits = self._bits_from_reply(reply, count)
             if where is None:
                 replies[first : first + count] = bits
             else:
                 replies[where[first : first + count]] = bits
         return replies.reshape(positions.shape)
+
+    def _run_checked(self, packed: list) -> list:
+        """Replies to checked-BITFIELD commands; loads the script into a server that lacks it (NOSCRIPT).
+
+        A restarted server has no scripts: the commands it refused with
+        NOSCRIPT did nothing, so exactly those are sent again.
+        """
+        from redis.exceptions import NoScriptError
+
+        replies = self._link.round_trip(packed)
+        again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+        if again:
+            loaded = self._link.round_trip([_resp(b"SCRIPT", b"LOAD", _CHECKED_BITFIELD)])[0]
+            if isinstance(loaded, Exception):
+                raise loaded
+            if loaded != _CHECKED_BITFIELD_SHA:
+                raise RedisReplyError(f"SCRIPT LOAD answered {loaded!r:.80}, not the script's SHA-1")
+            for i, reply in zip(again, self._link.round_trip([packed[i] for i in again])):
+                replies[i] = reply
+        return replies
+
+    def _checked_read(self, replies: list, shard_key: bytes):
+        """The BITFIELD_RO reply out of the replies to MULTI, EXISTS, BITFIELD_RO, EXEC, once both keys existed."""
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        if replies[:3] != [b"OK", b"QUEUED", b"QUEUED"] or type(replies[3]) is not list or len(replies[3]) != 2:
+            raise RedisReplyError(
+                f"RedisBloomFilter {self.key!r}: Redis answered {replies!r:.120} to MULTI, EXISTS, BITFIELD_RO, EXEC"
+            )
+        present, bits = replies[3]
+        if present != 2:
+            gone = shard_key.decode() if not self._client.exists(shard_key) else self.key
+            raise self._lost(gone)
+        return bits
+
+    def _bits_from_reply(self, reply, count: int) -> np.ndarray:
+        """The ``count`` bits of one BITFIELD reply, after checking it is exactly ``count`` values 0 or 1."""
+        if isinstance(reply, Exception):
+            message = str(reply)
+            if message.startswith(_LOST_PREFIX):
+                raise self._lost(message[len(_LOST_PREFIX) :])
+            raise reply
+        if type(reply) is not list or len(reply) != count:
+            shape = f"a list of {len(reply)}" if type(reply) is list else f"a {type(reply).__name__}"
+            raise RedisReplyError(
+                f"RedisBloomFilter {self.key!r}: Redis answered {shape} to a BITFIELD of {count} bits"
+            )
+        try:
+            packed = bytes(reply)  # C-speed packing; TypeError/ValueError for anything but ints in [0, 256)
+        except (TypeError, ValueError):
+            packed = None
+        if packed is None or packed.translate(None, b"\x00\x01"):
+            raise RedisReplyError(
+                f"RedisBloomFilter {self.key!r}: Redis answered values other than 0 and 1 to a BITFIELD of u1 fields"
+            )
+        return np.frombuffer(packed, dtype=np.uint8)
 
     def _group_by_shard(self, flat: np.ndarray):
         """(shard, indices of flat in that shard, in their original order) for each shard touched."""
@@ -385,11 +627,36 @@ class RedisBloomFilter:
     __contains__ = contains
 
     # -- estimates -------------------------------------------------------
-    def _set_bits(self) -> int:
+    def _snapshot(self, add_reads) -> list:
+        """Replies to the reads ``add_reads(pipe)`` queues, run in one MULTI/EXEC after an EXISTS of every key.
+
+        Raises FilterLostError if any key of the filter is gone, so a
+        vanished shard never reads as zeros.
+        """
+        keys = [self.key, *self.shard_keys]
         pipe = self._client.pipeline(transaction=True)
-        for shard_key in self.shard_keys:
-            pipe.bitcount(shard_key)
-        return sum(pipe.execute())
+        pipe.exists(*keys)
+        add_reads(pipe)
+        replies = pipe.execute()
+        if replies[0] != len(keys):
+            pipe = self._client.pipeline(transaction=False)  # only to name the first missing key
+            for key in keys:
+                pipe.exists(key)
+            raise self._lost(next((key for key, there in zip(keys, pipe.execute()) if not there), self.key))
+        return replies[1:]
+
+    def _set_bits(self) -> int:
+        def add_reads(pipe):
+            for shard_key in self.shard_keys:
+                pipe.bitcount(shard_key)
+
+        counts = _expect_ints(self._snapshot(add_reads), self.num_shards, self.key)
+        for (start, stop), count in zip(self._shard_byte_ranges(), counts):
+            if not 0 <= count <= 8 * (stop - start):
+                raise RedisReplyError(
+                    f"RedisBloomFilter {self.key!r}: BITCOUNT answered {count} for a shard of {8 * (stop - start)} bits"
+                )
+        return sum(counts)
 
     @property
     def fill_ratio(self) -> float:
@@ -412,27 +679,44 @@ class RedisBloomFilter:
         snapshot even while other processes add).
         """
         ranges = self._shard_byte_ranges()
-        pipe = self._client.pipeline(transaction=True)
-        for shard, (start, stop) in enumerate(ranges):
-            for offset in range(start, stop, _TRANSFER_CHUNK):
-                last = min(stop, offset + _TRANSFER_CHUNK) - 1
-                pipe.getrange(self._shard_key(shard), offset - start, last - start)
-        parts = pipe.execute()
-        # Redis strings end at their last written byte; the rest is zero.
+
+        def add_reads(pipe):
+            for shard, (start, stop) in enumerate(ranges):
+                for offset in range(start, stop, _TRANSFER_CHUNK):
+                    last = min(stop, offset + _TRANSFER_CHUNK) - 1
+                    pipe.getrange(self._shard_key(shard), offset - start, last - start)
+
+        parts = self._snapshot(add_reads)
         payload = bytearray(self.nbytes)
         index = 0
         for start, stop in ranges:
             for offset in range(start, stop, _TRANSFER_CHUNK):
                 part = parts[index]
                 index += 1
-                payload[offset : offset + len(part)] = part
+                expected = min(stop, offset + _TRANSFER_CHUNK) - offset
+                if type(part) is not bytes or len(part) != expected:
+                    raise RedisReplyError(
+                        f"RedisBloomFilter {self.key!r}: GETRANGE answered {len(part) if type(part) is bytes else type(part).__name__} "
+                        f"bytes where the shard holds {expected:,} (shard shorter than its parameters say)"
+                    )
+                payload[offset : offset + expected] = part
         local = _local_filter(self._geometry)
         local._assign_payload(payload)
         return local
 
     def clear(self) -> None:
-        """Remove every key (deletes the bit shards, keeps the parameters)."""
-        self._client.delete(*self.shard_keys)
+        """Remove every key: zero every shard, in one script that first checks the filter is still there."""
+        from redis.exceptions import ResponseError
+
+        last = self._shard_byte_ranges()[-1]
+        try:
+            self._client.eval(
+                _CLEAR, 1 + self.num_shards, self.key, *self.shard_keys, self.shard_bits // 8, last[1] - last[0]
+            )
+        except ResponseError as error:
+            if str(error).startswith(_LOST_PREFIX):
+                raise self._lost(str(error)[len(_LOST_PREFIX) :]) from None
+            raise
 
     def delete(self) -> None:
         """Delete the filter from Redis: parameters and bits."""
@@ -443,6 +727,13 @@ class RedisBloomFilter:
             f"RedisBloomFilter(key={self.key!r}, capacity={self.capacity}, error_rate={self.error_rate}, "
             f"num_bits={self.num_bits}, num_hashes={self.num_hashes}, seed={self.seed}, shards={self.num_shards})"
         )
+
+
+def _expect_ints(replies, count: int, key: str) -> list:
+    """``replies`` if it is exactly ``count`` non-negative integers, else RedisReplyError."""
+    if type(replies) is not list or len(replies) != count or any(type(r) is not int or r < 0 for r in replies):
+        raise RedisReplyError(f"Redis key {key!r}: expected {count} non-negative integer replies, got {replies!r:.120}")
+    return replies
 
 
 def _check_shard_bits(shard_bits) -> int:
@@ -502,7 +793,17 @@ def _geometry_from_meta(meta: dict, key: str) -> _Geometry:
 
 
 def _local_filter(geometry: _Geometry) -> BloomFilter:
-    """An empty local BloomFilter with exactly this geometry (capacity and error_rate included)."""
+    """An empty local BloomFilter with this geometry, described as a local filter would describe it.
+
+    A filter sized for (capacity, error_rate) keeps them; one whose bits and
+    hashes were chosen otherwise (``num_hashes=``) is, locally, an explicit
+    geometry: ``BloomFilter.from_params`` derives its capacity and error rate.
+    """
+    sized = calc.bloom_params(geometry.capacity, geometry.error_rate, geometry.layout)
+    if (sized.num_bits, sized.num_hashes) != (geometry.num_bits, geometry.num_hashes):
+        return BloomFilter.from_params(
+            geometry.num_bits, geometry.num_hashes, seed=geometry.seed, layout=geometry.layout
+        )
     local = BloomFilter.__new__(BloomFilter)
     _core.BloomCore.__init__(local, *geometry)
     return local
@@ -510,6 +811,9 @@ def _local_filter(geometry: _Geometry) -> BloomFilter:
 
 # -- whole filters of any type ---------------------------------------------
 _FRAME_KIND = "bloomkit.frame"
+# Bounds on a stored header, checked before anything is sized from it.
+_MAX_FRAME_CHUNKS = 1 << 16
+_MAX_FRAME_BYTES = 1 << 40
 
 
 def _frame_chunk_key(key: str, index: int) -> str:
@@ -532,6 +836,11 @@ def save(client, key, filter, *, chunk_size: int = _TRANSFER_CHUNK) -> None:
     blob = filter.to_bytes()
     previous = _read_frame_header(client, key)
     count = -(-len(blob) // chunk_size)
+    if count > _MAX_FRAME_CHUNKS:
+        raise ValueError(
+            f"a {len(blob):,}-byte frame in chunks of {chunk_size:,} bytes is {count:,} chunks; "
+            f"at most {_MAX_FRAME_CHUNKS:,} (use a larger chunk_size)"
+        )
     header = {"kind": _FRAME_KIND, "length": len(blob), "chunks": count, "checksum": _frame_checksum(blob)}
     pipe = client.pipeline(transaction=True)
     for index in range(count):
@@ -555,15 +864,30 @@ def load(client, key):
         header = _read_frame_header(client, key)
         if header is None:
             raise KeyError(f"Redis key {key!r} holds no saved bloomkit filter")
+        # The chunks' sizes first: nothing is read (allocated) unless they add up to the header's length.
+        pipe = client.pipeline(transaction=True)
+        pipe.get(key)
+        for index in range(header["chunks"]):
+            pipe.strlen(_frame_chunk_key(key, index))
+        replies = pipe.execute()
+        if replies[0] is None or json.loads(_decode(replies[0])) != header:
+            continue  # a save() replaced it between our two reads: read again
+        sizes = _expect_ints(replies[1:], header["chunks"], key)
+        if 0 in sizes:
+            raise ValueError(f"saved filter at Redis key {key!r} is incomplete: a chunk is missing")
+        if sum(sizes) != header["length"]:
+            raise ValueError(
+                f"saved filter at Redis key {key!r} is {sum(sizes)} bytes, its header says {header['length']}"
+            )
         pipe = client.pipeline(transaction=True)
         pipe.get(key)
         for index in range(header["chunks"]):
             pipe.get(_frame_chunk_key(key, index))
         replies = pipe.execute()
         if replies[0] is None or json.loads(_decode(replies[0])) != header:
-            continue  # a save() replaced it between our two reads: read again
+            continue
         chunks = replies[1:]
-        if any(chunk is None for chunk in chunks):
+        if any(type(chunk) is not bytes for chunk in chunks):
             raise ValueError(f"saved filter at Redis key {key!r} is incomplete: a chunk is missing")
         blob = b"".join(chunks)
         if len(blob) != header["length"]:
@@ -595,4 +919,17 @@ def _read_frame_header(client, key):
         header = None
     if not isinstance(header, dict) or header.get("kind") != _FRAME_KIND:
         raise ValueError(f"Redis key {key!r} holds something that is not a saved bloomkit filter")
-    return header
+    length, chunks, checksum = header.get("length"), header.get("chunks"), header.get("checksum")
+    if not (_is_int(length) and 1 <= length <= _MAX_FRAME_BYTES):
+        problem = f"length {length!r} is not an integer in [1, {_MAX_FRAME_BYTES}]"
+    elif not (_is_int(chunks) and 1 <= chunks <= min(length, _MAX_FRAME_CHUNKS)):
+        problem = f"chunks {chunks!r} is not an integer in [1, min(length, {_MAX_FRAME_CHUNKS})]"
+    elif not (isinstance(checksum, str) and len(checksum) == 32):
+        problem = f"checksum {checksum!r} is not 32 hex digits"
+    else:
+        return header
+    raise ValueError(f"saved filter at Redis key {key!r} has a corrupt header: {problem}")
+
+
+def _is_int(value) -> bool:
+    return type(value) is int

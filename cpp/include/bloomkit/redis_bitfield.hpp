@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bloomkit {
 
@@ -84,10 +85,12 @@ class RespWriter {
     size_t used_ = 0;
 };
 
-// `command key op u1 OFFSET [value] ...` for the filter bits bits[0..n), which
-// must lie in [base, base + 2**32): the shard starting at bit `base`. `value`
-// empty means no value argument (GET).
-inline std::string bitfield_command(std::string_view command, std::string_view key, std::string_view op,
+// `head... op u1 OFFSET [value] ...` for the filter bits bits[0..n), which
+// must lie in [base, base + 2**32): the shard starting at bit `base`. `head`
+// is every argument before the sub-operations: `BITFIELD key`, or the
+// `EVALSHA sha 1 key BITFIELD` of bloomkit.redis' existence-checking script.
+// `value` empty means no value argument (GET).
+inline std::string bitfield_command(const std::vector<std::string_view>& head, std::string_view op,
                                     std::string_view value, const uint64_t* bits, size_t n, uint64_t base) {
     for (size_t i = 0; i < n; ++i)
         if (bits[i] < base || bits[i] - base >= kRedisMaxBits)
@@ -109,11 +112,12 @@ inline std::string bitfield_command(std::string_view command, std::string_view k
     const uint64_t fields = value.empty() ? 3 : 4;
     RespWriter w;
     // Per op: prefix, `$NN\r\n` + at most 20 digits + `\r\n`, suffix; the
-    // array and the two leading bulks take at most 3 * (1 + 20 + 2) + the names.
-    w.reserve(96 + command.size() + key.size() + n * (prefix.size() + suffix.size() + 27));
-    w.array(2 + fields * n);
-    w.bulk(command);
-    w.bulk(key);
+    // array line and each head bulk take at most 1 + 20 + 2 bytes + their text.
+    size_t head_bytes = 32;
+    for (const std::string_view arg : head) head_bytes += 32 + arg.size();
+    w.reserve(head_bytes + n * (prefix.size() + suffix.size() + 27));
+    w.array(head.size() + fields * n);
+    for (const std::string_view arg : head) w.bulk(arg);
     for (size_t i = 0; i < n; ++i) {
         w.raw(prefix);
         w.bulk_uint(redis_bit_offset(bits[i] - base));
