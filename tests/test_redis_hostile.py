@@ -74,10 +74,54 @@ def test_parameters_needing_too_many_shards_are_refused_before_any_shard_is_list
     assert client.exists("n") == 0
 
 
-def test_version_1_filters_are_refused_with_their_version(client):
+def test_a_version_1_filter_is_upgraded_in_place_with_every_bit_kept(client):
+    """Version 1 grew shards lazily (a short or missing shard was "not written yet"): opening
+    one extends its shards with zero bytes and marks it version 2, so every key stays found and
+    a later loss is detected."""
+    keys = url_keys(0, 3)  # 3 keys touch at most 3 of the 6 shards: the others were never written
+    local = bloomkit.BloomFilter(2_000, 0.01)
+    local.update(keys)
+    shard_bytes = 512  # 4,096-bit shards
+    payload = bytes(local._payload())
+    shards = [payload[i : i + shard_bytes] for i in range(0, len(payload), shard_bytes)]
+    meta = {**_v1_meta(local), "shard_bits": 8 * shard_bytes}
+    client.set("v1", json.dumps(meta))
+    for index, shard in enumerate(shards):
+        written = shard.rstrip(b"\0")  # lazily grown: up to the last byte a bit was set in
+        if written:
+            client.set(f"v1:bits:{index}", written)
+    shards_before = [client.strlen(f"v1:bits:{i}") for i in range(len(shards))]
+    assert shards_before.count(0) >= 3 and all(n < len(shard) for n, shard in zip(shards_before, shards))
+
+    reopened = RedisBloomFilter(client, "v1")
+    assert json.loads(client.get("v1"))["version"] == 2
+    assert [client.strlen(f"v1:bits:{i}") for i in range(len(shards))] == [len(shard) for shard in shards]
+    assert reopened.to_local() == local
+    assert reopened.contains_many(keys).all()
+    touched = shards_before.index(max(shards_before))  # a shard the keys' bits are in
+    client.delete(f"v1:bits:{touched}")
+    with pytest.raises(bloomkit.redis.FilterLostError, match=f"v1:bits:{touched}"):
+        reopened.contains_many(keys)
+
+
+def _v1_meta(local) -> dict:
+    """The parameters as bloomkit's version 1 RedisBloomFilter wrote them."""
+    return {
+        "kind": "bloomkit.RedisBloomFilter",
+        "version": 1,
+        "capacity": local.capacity,
+        "error_rate": local.error_rate,
+        "seed": local.seed,
+        "layout": local.layout,
+        "num_bits": local.num_bits,
+        "num_hashes": local.num_hashes,
+    }
+
+
+def test_unknown_versions_are_refused_with_their_version(client):
     RedisBloomFilter(client, "m", 1_000, 0.01)
-    client.set("m", json.dumps({**json.loads(client.get("m")), "version": 1}))
-    with pytest.raises(ValueError, match="unsupported version 1"):
+    client.set("m", json.dumps({**json.loads(client.get("m")), "version": 3}))
+    with pytest.raises(ValueError, match="unsupported version 3"):
         RedisBloomFilter(client, "m")
 
 

@@ -117,6 +117,23 @@ end
 return false
 """
 
+# Upgrades a version 1 filter (shards grown lazily) in place: KEYS as _CREATE;
+# ARGV[1] the version 1 parameters as read, ARGV[2] the version 2 ones,
+# ARGV[3]/ARGV[4] the byte sizes of a full and of the last shard. A shard
+# shorter than its size is extended with zero bytes (SETRANGE at its last
+# byte, which does not exist yet), so no bit changes. Returns 0 without
+# writing if the parameters changed since they were read.
+_UPGRADE_VERSION_1 = b"""\
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+for i = 2, #KEYS do
+  local size = tonumber(ARGV[3])
+  if i == #KEYS then size = tonumber(ARGV[4]) end
+  if redis.call('STRLEN', KEYS[i]) < size then redis.call('SETRANGE', KEYS[i], size - 1, '\\0') end
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+
 # Zeroes a filter (KEYS and sizes as _CREATE) only if all its keys exist.
 _CLEAR = b"""\
 for i = 1, #KEYS do
@@ -370,12 +387,45 @@ class RedisBloomFilter:
             meta = None
         if not isinstance(meta, dict) or meta.get("kind") != _META_KIND:
             raise ValueError(f"Redis key {self.key!r} holds something that is not a bloomkit RedisBloomFilter")
+        if meta.get("version") == 1:
+            meta = self._upgrade_version_1(raw, meta)
         if meta.get("version") != _META_VERSION:
             raise ValueError(
                 f"Redis key {self.key!r} holds a RedisBloomFilter of unsupported version {meta.get('version')!r} "
                 f"(this bloomkit reads version {_META_VERSION}, whose shards are allocated at creation)"
             )
         return meta
+
+    def _upgrade_version_1(self, raw, meta: dict) -> dict:
+        """Allocate a version 1 filter's shards at full length and mark it version 2 (one atomic script).
+
+        Version 1 grew shards lazily, so its missing or short shards are "not
+        written yet": extending each with zero bytes keeps every bit and makes
+        the filter one whose missing shard is a loss. Readers from before
+        version 2 refuse the upgraded filter by its version.
+        """
+        upgraded = {**meta, "version": _META_VERSION}
+        geometry = _geometry_from_meta(upgraded, self.key)
+        shard_bits = upgraded["shard_bits"]
+        num_shards = -(-geometry.num_bits // shard_bits)
+        if num_shards > _MAX_SHARDS:
+            raise ValueError(f"Redis key {self.key!r}: {num_shards:,} shards; at most {_MAX_SHARDS:,}")
+        payload_bytes = 8 * -(-geometry.num_bits // 64)
+        last = payload_bytes - (num_shards - 1) * (shard_bits // 8)
+        shard_keys = [f"{self.key}:bits:{shard}" for shard in range(num_shards)]
+        done = self._client.eval(
+            _UPGRADE_VERSION_1,
+            1 + num_shards,
+            self.key,
+            *shard_keys,
+            raw,
+            json.dumps(upgraded),
+            shard_bits // 8,
+            last,
+        )
+        if done != 1:  # another client changed the parameters meanwhile: read what is there now
+            return self._read_meta() or {}
+        return upgraded
 
     def _publish_meta(self, stored, check_shards: bool = True) -> None:
         """Create the filter (parameters and zeroed shards), or check its parameters against the stored ones.
