@@ -8,6 +8,7 @@ import bz2
 import gzip
 import json
 import lzma
+import re
 import subprocess
 
 import pytest
@@ -221,3 +222,22 @@ def test_invalid_filter_message_says_it_once(tmp_path):
     result = run_cli("info", bad)
     assert_clean_error(result, "x.bk: not a bloomkit filter")
     assert result.stderr.decode().count("not a") == 1
+
+
+def test_dedup_into_a_cuckoo_filter_stores_each_line_once_and_counts_exactly(tmp_path):
+    """A cuckoo filter is a multiset: dedup must test-and-add (add_new_many), not add every repeat."""
+    distinct = [f"https://example.com/{i}".encode() for i in range(1_000)]
+    text = b"\n".join(distinct * 3) + b"\n"  # every line three times
+    path = tmp_path / "seen.bkf"
+    assert run_cli("build", "-o", path, "--capacity", 5_000, "--type", "cuckoo").returncode == 0
+    result = run_cli("dedup", "--filter", path, "--save", path, "--stats", input=text)
+    assert result.returncode == 0, result.stderr
+    kept = result.stdout.splitlines()
+    assert set(kept) <= set(distinct) and len(kept) == len(set(kept))
+    assert len(kept) >= 1_000 - 20  # false-positive drops at 1 %: 10 expected
+    saved = bloomkit.load(path)
+    assert len(saved) == len(kept)  # one entry per line kept, not 3,000
+    stats = result.stderr.decode()
+    counted = re.search(r"^keys stored \(exact\)\s+([\d,]+)$", stats, re.M)
+    assert counted is not None and int(counted.group(1).replace(",", "")) == len(kept), stats
+    assert "estimated keys" not in stats

@@ -76,6 +76,9 @@ class FilterBase:
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
     _type_tag = 0
+    # What len() counts, for the command line's --stats: None for an estimate
+    # from the bits (Swamidass & Baldi), else the label of an exact count.
+    _exact_len_label = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -95,6 +98,14 @@ class FilterBase:
         results = [self._add_many(batch) for batch in batches]
         self._check_capacity(2)
         return results[0] if len(results) == 1 else np.concatenate(results)
+
+    def _first_seen_many(self, batch) -> np.ndarray:
+        """Deduplicating test-and-set of one validated batch: per key, whether it was (probably) seen before.
+
+        ``add_many`` for filters with set semantics; a multiset (cuckoo)
+        overrides it so that a repeated key is stored once.
+        """
+        return self._add_many(batch)
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array)."""

@@ -85,6 +85,11 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
+    _exact_len_label = "keys stored (exact)"
+
+    def _first_seen_many(self, batch) -> np.ndarray:
+        # A multiset: add_many would store every repeat of a key (add_new_many stores it once).
+        return self._add_new_many(batch)
 
     def __init__(
         self,

@@ -72,7 +72,7 @@ def dedup_mask(values, capacity=None, error_rate=0.001, *, subset=None, keep="fi
         mask = np.zeros(0, dtype=bool)
     else:
         filter_ = _new_filter(kind, count if capacity is None else capacity, error_rate, seed)
-        seen = filter_._add_new_many(keys) if kind == "cuckoo" else filter_._add_many(keys)
+        seen = filter_._first_seen_many(keys)
         filter_._check_capacity(2)
         mask = ~seen
         if keep == "last":

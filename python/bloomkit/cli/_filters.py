@@ -118,8 +118,7 @@ def health_rows(filter_) -> list:
     value = fill(filter_)
     if value is not None:
         rows.append(("filter fill", f"{value:.4f}"))
-    counted = "keys inserted as new (exact)" if hasattr(filter_, "num_slices") else "estimated keys"
-    rows.append((counted, f"{len(filter_):,}"))
+    rows.append((filter_._exact_len_label or "estimated keys", f"{len(filter_):,}"))
     fpr = current_fpr(filter_)
     if fpr is not None:
         # The current rate next to the target: a scalable filter's compound

@@ -16,6 +16,7 @@ import os
 import sys
 from itertools import compress
 
+from .. import _batch
 from . import _args, _filters, _input, _lock, _progress
 from ._errors import CliError, Interrupted
 from ._signals import SignalGuard
@@ -154,7 +155,8 @@ def _dedup(args, names, save_path) -> int:
                 # Adding a batch and writing its survivors is one step for
                 # Ctrl-C, so a saved filter never marks unprinted lines seen.
                 with guard.critical():
-                    seen = filter_.add_many(lines)
+                    # A cuckoo filter (--filter) stores a repeated line once.
+                    seen = filter_._first_seen_many(_batch.single_batch(lines))
                     kept = list(compress(lines, (~seen).tolist()))
                     if kept:
                         out.write(b"\n".join(kept))
