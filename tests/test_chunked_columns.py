@@ -165,7 +165,7 @@ PEAK_SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     import pyarrow.compute as pc
     import bloomkit
 
-    n, chunks = int(sys.argv[1]), int(sys.argv[2])
+    n, chunks, keep = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     ids = pa.array(np.random.default_rng(1).integers(0, n // 2, size=n)).cast(pa.string())
     urls = pc.binary_join_element_wise("https://www.example.com/articles/", ids, "?ref=feed", "")
     size = -(-n // chunks)
@@ -173,31 +173,35 @@ PEAK_SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     assert (column.num_chunks if chunks > 1 else 1) == chunks
     before = rss("VmRSS:")
     reset_peak()
-    mask = bloomkit.dedup_mask(column, error_rate=0.001)
+    mask = bloomkit.dedup_mask(column, error_rate=0.001, keep=keep)
     extra = rss("VmHWM:") - before
     print(extra, int(mask.sum()))
     """
 )
 
 
-def dedup_extra_bytes(n: int, chunks: int) -> tuple:
+def dedup_extra_bytes(n: int, chunks: int, keep: str) -> tuple:
     result = subprocess.run(
-        [sys.executable, "-c", PEAK_SCRIPT, str(n), str(chunks)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", PEAK_SCRIPT, str(n), str(chunks), keep], capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stderr[-2000:]
     extra, distinct = result.stdout.split()
     return int(extra), int(distinct)
 
 
-def test_dedup_mask_of_a_chunked_5m_row_column_needs_the_memory_of_one_chunk():
+@pytest.mark.parametrize("keep", ["first", "last"])
+def test_dedup_mask_of_a_chunked_5m_row_column_needs_the_memory_of_one_chunk(keep):
     n = 5_000_000
-    single, distinct_single = dedup_extra_bytes(n, 1)
-    many, distinct_many = dedup_extra_bytes(n, 39)
+    single, distinct_single = dedup_extra_bytes(n, 1, keep)
+    many, distinct_many = dedup_extra_bytes(n, 39, keep)
     assert distinct_single == distinct_many
     # Both: the filter (~1.8 bytes/row at 0.001), the result and mask arrays
-    # (1 byte/row each) and the two-thread insert's buffers: ~40 MiB here.
+    # (1 byte/row each) and the two-thread insert's buffers: ~40 MiB here;
+    # keep="last" adds one reversed copy of the column (~280 MiB), in both.
     # Combining the chunks would add the column's ~330 MB. Tolerance: 8 MiB
     # (allocator and page-granularity noise, the chunks' batch objects).
-    print(f"dedup_mask extra peak RSS, 5M rows: one chunk {single / 2**20:.1f} MiB, 39 chunks {many / 2**20:.1f} MiB")
-    assert single <= 16 * n, single / 2**20
+    print(
+        f"dedup_mask(keep={keep!r}) extra peak RSS, 5M rows: one chunk {single / 2**20:.1f} MiB, 39 chunks {many / 2**20:.1f} MiB"
+    )
+    assert single <= (16 if keep == "first" else 96) * n, single / 2**20
     assert many <= single + 8 * 2**20, (many / 2**20, single / 2**20)

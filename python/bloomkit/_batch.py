@@ -69,10 +69,25 @@ def reversed_arrow(array):
     """A pyarrow (chunked) array in reverse order (one copy: Arrow has no negative strides)."""
     import pyarrow as pa
 
+    if isinstance(array, pa.ChunkedArray):
+        # Chunk by chunk, last chunk first: one copy of the data, as for one chunk
+        # (slicing the ChunkedArray with [::-1] peaked at twice that).
+        return pa.chunked_array([reversed_arrow(chunk) for chunk in reversed(array.chunks)], type=_reversed_type(array))
     if pa.types.is_string_view(array.type) or pa.types.is_binary_view(array.type):
         # Arrow's take kernel has no view types yet.
-        array = array.cast(pa.large_string() if pa.types.is_string_view(array.type) else pa.large_binary())
+        array = array.cast(_reversed_type(array))
     return array[::-1]
+
+
+def _reversed_type(array):
+    """The type of ``reversed_arrow(array)``: view types become large string/binary."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(array.type):
+        return pa.large_string()
+    if pa.types.is_binary_view(array.type):
+        return pa.large_binary()
+    return array.type
 
 
 def _frame_kind(obj) -> str:
