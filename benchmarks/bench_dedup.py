@@ -40,6 +40,13 @@ CASES = {
     "polars Series: is_first_distinct()": ("polars_series", "polars"),
     "polars DataFrame, 2 key columns: dedup_mask": ("polars_frame2", "bloomkit"),
     "polars DataFrame, 2 key columns: is_first_distinct()": ("polars_frame2", "polars"),
+    # A column read from Parquet arrives in chunks: in place (ChunkedBatch) vs one chunk,
+    # and vs combining the chunks first (what bloomkit did before reading them in place).
+    "pyarrow, 1 chunk: dedup_mask": ("arrow_single", "bloomkit"),
+    "pyarrow, 39 chunks: dedup_mask": ("arrow_chunked", "bloomkit"),
+    "pyarrow, 39 chunks: combine_chunks + dedup_mask": ("arrow_chunked", "combined"),
+    "pyarrow, 1 chunk: dedup_mask(keep='last')": ("arrow_single", "bloomkit_last"),
+    "pyarrow, 39 chunks: dedup_mask(keep='last')": ("arrow_chunked", "bloomkit_last"),
 }
 
 
@@ -64,6 +71,11 @@ def _data(kind: str, rows: int):
     ids = np.random.default_rng(0).integers(0, 2**21, size=rows)
     urls = pc.binary_join_element_wise("https://example.com/item/", pa.array(ids).cast(pa.string()), "")
     status = pa.array(np.array([200, 404, 500])[ids % 3])
+    if kind == "arrow_single":
+        return urls
+    if kind == "arrow_chunked":
+        size = -(-rows // 39)  # 39 chunks, as 5M rows read from Parquet
+        return pa.chunked_array([urls[i : i + size] for i in range(0, rows, size)])
     if kind.startswith("polars"):
         import polars as pl
 
@@ -86,6 +98,10 @@ def _operation(kind: str, tool: str, data):
     import bloomkit
 
     subset = ["url"] if kind == "frame1" else ["url", "status"]
+    if tool == "combined":
+        return lambda: bloomkit.dedup_mask(data.combine_chunks())
+    if tool == "bloomkit_last":
+        return lambda: bloomkit.dedup_mask(data, keep="last")
     if tool == "bloomkit":
         if kind.startswith("frame"):
             return lambda: bloomkit.dedup_mask(data, subset=subset)
@@ -124,6 +140,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=5_000_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", help="write the Markdown report here too")
+    parser.add_argument("--only", help="run only the cases whose name contains this text (e.g. pyarrow)")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case in this process
     args = parser.parse_args()
     if args.case:
@@ -131,14 +148,20 @@ def main() -> int:
         return 0
 
     best: dict = {}
+    names = [name for name in CASES if args.only is None or args.only in name]
     for round_number in range(args.rounds):
-        for name in CASES:
+        for name in names:
             output = subprocess.run(
                 [sys.executable, __file__, "--case", name, "--rows", str(args.rows)],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout
             result = json.loads(output.strip().splitlines()[-1])
-            print(f"round {round_number + 1}: {name}: {result['seconds']:.2f} s, +{result['peak_growth_mib']:.0f} MiB", file=sys.stderr)
+            print(
+                f"round {round_number + 1}: {name}: {result['seconds']:.2f} s, +{result['peak_growth_mib']:.0f} MiB",
+                file=sys.stderr,
+            )
             previous = best.get(name)
             if previous is None:
                 best[name] = result
@@ -154,7 +177,9 @@ def main() -> int:
     lines = [
         f"# dedup_mask vs pandas and polars, {args.rows:,} rows",
         "",
-        f"`python benchmarks/bench_dedup.py --rows {args.rows} --rounds {args.rounds}` on {platform.machine()}, "
+        f"`python benchmarks/bench_dedup.py --rows {args.rows} --rounds {args.rounds}"
+        + (f" --only {args.only}" if args.only else "")
+        + f"` on {platform.machine()}, "
         f"{os.cpu_count()} cores (shared), Python {platform.python_version()}, bloomkit {bloomkit.__version__}, "
         f"pandas {pandas.__version__}, polars {polars.__version__}. Each case in a fresh process; best of "
         f"{args.rounds} interleaved rounds. Peak RSS growth = peak RSS during the call minus RSS before it. "
@@ -165,9 +190,9 @@ def main() -> int:
     ]
     for name, result in best.items():
         group = name.split(":")[0]
-        peers = [r for n, r in best.items() if n.split(":")[0] == group and CASES[n][1] != "bloomkit"]
+        peers = [r for n, r in best.items() if n.split(":")[0] == group and not CASES[n][1].startswith("bloomkit")]
         ratio = ""
-        if CASES[name][1] == "bloomkit" and peers:
+        if CASES[name][1].startswith("bloomkit") and peers:
             fastest = min(peers, key=lambda r: r["seconds"])
             ratio = f"{fastest['seconds'] / result['seconds']:.2f}x faster than {fastest['case'].split(': ')[1]}"
         lines.append(

@@ -241,3 +241,17 @@ def test_dedup_into_a_cuckoo_filter_stores_each_line_once_and_counts_exactly(tmp
     counted = re.search(r"^keys stored \(exact\)\s+([\d,]+)$", stats, re.M)
     assert counted is not None and int(counted.group(1).replace(",", "")) == len(kept), stats
     assert "estimated keys" not in stats
+
+
+def test_dedup_stats_json_slice_fill_is_a_json_list_of_the_slices_fills(tmp_path):
+    saved = tmp_path / "s.bk"
+    lines = [b"key-%d" % i for i in range(5000)]
+    result = run_cli("dedup", "--stats-json", "--save", saved, input=b"\n".join(lines) + b"\n")
+    assert result.returncode == 0
+    stats = json.loads(result.stderr)
+    slices = bloomkit.load(saved).slices
+    # One slice: the command's scalable filter starts at 1e6 keys.
+    assert stats["type"] == "ScalableBloomFilter" and stats["num_slices"] == len(slices) == 1
+    assert isinstance(stats["slice_fill"], list)
+    assert stats["slice_fill"] == pytest.approx([info.fill_ratio for info in slices], abs=1e-12)
+    assert all(0.0 < fill < 1.0 for fill in stats["slice_fill"])

@@ -310,6 +310,11 @@ KeyBatch::KeyBatch(py::handle keys, const bloomkit::KeyHashing& hashing) : hashi
         from_rows(keys.cast<const RowBatch&>());
         return;
     }
+    if (py::isinstance<ChunkedBatch>(keys)) {
+        owner_ = py::reinterpret_borrow<py::object>(keys);
+        from_chunks(keys.cast<const ChunkedBatch&>());
+        return;
+    }
     if (py::isinstance<py::array>(keys)) {
         from_array(py::reinterpret_borrow<py::array>(keys));
         return;
@@ -709,6 +714,90 @@ bloomkit::RowKeys KeyBatch::row_keys() const {
                 sources.push_back(bloomkit::make_column(keys));
         });
     return bloomkit::RowKeys(std::move(sources), &hashing_);
+}
+
+// --------------------------------------------------------------- ChunkedBatch
+
+ChunkedBatch::ChunkedBatch(py::list chunks) : chunks_(std::move(chunks)) {
+    for (const auto chunk : chunks_)
+        if (py::isinstance<RowBatch>(chunk) || py::isinstance<ChunkedBatch>(chunk))
+            throw py::type_error("a ChunkedBatch chunk must be an OffsetBatch, a ViewBatch or an array");
+}
+
+size_t ChunkedBatch::size() const {
+    size_t total = 0;
+    for (const auto chunk : chunks_) total += py::len(chunk);
+    return total;
+}
+
+namespace {
+
+// A chunk's error with its key index moved from the chunk to the whole
+// column ("key at index 3" of a chunk starting at row 1000 is key 1003).
+std::string in_column(const std::string& message, size_t start) {
+    static const std::string kPrefix = "key at index ";
+    if (message.compare(0, kPrefix.size(), kPrefix) != 0) return message;
+    size_t end = kPrefix.size();
+    while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
+    if (end == kPrefix.size()) return message;
+    const size_t index = std::stoull(message.substr(kPrefix.size(), end - kPrefix.size()));
+    return kPrefix + std::to_string(index + start) + message.substr(end);
+}
+
+}  // namespace
+
+void KeyBatch::from_chunks(const ChunkedBatch& chunked) {
+    const py::list& chunks = chunked.chunks();
+    chunk_starts_.reserve(chunks.size() + 1);
+    size_t start = 0;
+    for (const auto chunk : chunks) {
+        if (py::isinstance<RowBatch>(chunk) || py::isinstance<ChunkedBatch>(chunk))
+            throw py::type_error("a ChunkedBatch chunk must be an OffsetBatch, a ViewBatch or an array");
+        // Every chunk is validated here, before the batch is used: a bad key
+        // in any chunk leaves the filter as it was.
+        try {
+            columns_.push_back(std::unique_ptr<KeyBatch>(new KeyBatch(chunk, hashing_)));
+        } catch (py::error_already_set& e) {
+            const bool type_error = e.matches(PyExc_TypeError);
+            const std::string message = in_column(e.what(), start);
+            if (type_error) throw py::type_error(message);
+            throw py::value_error(message);
+        } catch (const py::type_error& e) {
+            throw py::type_error(in_column(e.what(), start));
+        } catch (const py::value_error& e) {
+            throw py::value_error(in_column(e.what(), start));
+        }
+        chunk_starts_.push_back(start);
+        start += columns_.back()->size();
+    }
+    chunk_starts_.push_back(start);
+    count_ = start;
+    kind_ = Kind::Chunks;
+}
+
+bloomkit::BlockDigestKeys KeyBatch::chunk_keys() const {
+    // One source over every chunk: each block of digests is filled chunk by
+    // chunk through the chunk's own source (its fast walk, and its keyed
+    // hashing: visit() wraps it), so the chunks are read in place, in order,
+    // with one block of digests as working memory. A source of this kind
+    // stays on the calling thread (parallel.hpp, reads_concurrently).
+    return bloomkit::BlockDigestKeys(count_, [this](size_t first, size_t count, uint32_t seed, Hash128* out) {
+        size_t c = static_cast<size_t>(std::upper_bound(chunk_starts_.begin(), chunk_starts_.end(), first) -
+                                       chunk_starts_.begin()) -
+                   1;
+        while (count > 0) {
+            const size_t local = first - chunk_starts_[c];
+            const size_t n = std::min(count, chunk_starts_[c + 1] - first);
+            columns_[c]->visit([&](const auto& keys) {
+                if constexpr (!std::is_same<std::decay_t<decltype(keys)>, bloomkit::RowKeys>::value)
+                    bloomkit::hash_range(keys, local, n, seed, out);
+            });
+            first += n;
+            count -= n;
+            out += n;
+            ++c;
+        }
+    });
 }
 
 }  // namespace bloomkit_py

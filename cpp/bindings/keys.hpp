@@ -153,6 +153,22 @@ class RowBatch {
     py::list names_;
 };
 
+// One column given as several batches (the chunks of a pyarrow ChunkedArray,
+// a polars Series or an Arrow stream), read in place: a KeyBatch over it
+// validates every chunk before any filter changes and hashes the chunks in
+// order as one batch of size() keys, so an all-or-nothing call and a key's
+// index span the whole column. `chunks` are OffsetBatch / ViewBatch / NumPy
+// arrays (not RowBatch or ChunkedBatch).
+class ChunkedBatch {
+  public:
+    explicit ChunkedBatch(py::list chunks);
+    const py::list& chunks() const { return chunks_; }
+    size_t size() const;
+
+  private:
+    py::list chunks_;
+};
+
 // A validated batch of keys, ready to be used without the GIL. Built with
 // the GIL held for a filter's hashing (its seed, and its key if keyed); every key is checked here, so a batch
 // that constructs holds only valid keys and a filter can apply it without
@@ -198,6 +214,7 @@ class KeyBatch {
             case Kind::Offsets: return offsets_->visit(pass);
             case Kind::Rows: return f(row_keys());
             case Kind::Views: return pass(views_->keys());
+            case Kind::Chunks: return f(chunk_keys());
         }
     }
 
@@ -221,7 +238,8 @@ class KeyBatch {
         Objects,
         Offsets,
         Views,
-        Rows
+        Rows,
+        Chunks
     };
 
     template <class Int>
@@ -236,6 +254,7 @@ class KeyBatch {
     void from_objects(py::handle sequence);
     void from_object_array(py::array array);
     void from_rows(const RowBatch& rows);
+    void from_chunks(const ChunkedBatch& chunked);
     // Validates objects [0, count) read by item(i); keeps them for block hashing.
     template <class Item>
     void validate_objects(Py_ssize_t count, Item&& item);
@@ -247,6 +266,7 @@ class KeyBatch {
     void hash_objects(size_t first, size_t count, bloomkit::Hash128* out) const;
     bloomkit::BlockDigestKeys object_keys() const;
     bloomkit::RowKeys row_keys() const;
+    bloomkit::BlockDigestKeys chunk_keys() const;
 
     bloomkit::KeyHashing hashing_;
     Kind kind_ = Kind::Digests;
@@ -265,7 +285,8 @@ class KeyBatch {
     mutable std::vector<uint8_t> plain_;  // hash_objects(): 1 = a plain key, hashed in place
     const OffsetBatch* offsets_ = nullptr;
     const ViewBatch* views_ = nullptr;
-    std::vector<std::unique_ptr<KeyBatch>> columns_;  // Rows
+    std::vector<std::unique_ptr<KeyBatch>> columns_;  // Rows; Chunks: one per chunk
+    std::vector<size_t> chunk_starts_;                // Chunks: index of each chunk's first key, then count_
 };
 
 }  // namespace bloomkit_py

@@ -100,6 +100,10 @@ PYBIND11_MODULE(_core, m) {
                                       "Key columns whose rows are the keys (docs/decisions.md, row keys).")
         .def(py::init<py::list, py::list>(), py::arg("columns"), py::arg("names"))
         .def("__len__", [](const bloomkit_py::RowBatch& rows) { return rows.columns().size(); });
+    py::class_<bloomkit_py::ChunkedBatch>(m, "ChunkedBatch",
+                                          "One column of keys as several batches, read in place as one batch.")
+        .def(py::init<py::list>(), py::arg("chunks"))
+        .def("__len__", &bloomkit_py::ChunkedBatch::size);
 
     // bloomkit.FilterFullError: a RuntimeError raised when a cuckoo filter
     // cannot store a key because it is full. bloomkit.TooManyCopiesError: a

@@ -5,6 +5,11 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
+from .bloom import BloomFilter
+from .counting_bloom import CountingBloomFilter
+from .cuckoo import CuckooFilter
+from .scalable_bloom import ScalableBloomFilter
+
 # A key (docs/DESIGN.md, "Keys"): str (UTF-8), bytes-like, or an integer in [-2**63, 2**64).
 _Key: TypeAlias = Union[
     str, bytes, bytearray, memoryview, int, float, np.integer[Any], np.floating[Any], np.datetime64, np.timedelta64
@@ -13,13 +18,16 @@ _Key: TypeAlias = Union[
 # Series, pyarrow arrays are all iterable).
 _Keys: TypeAlias = Union[npt.NDArray[Any], Iterable[_Key]]
 _Path: TypeAlias = Union[str, os.PathLike[str]]
+# What bloomkit.load returns: the type is read from the data, so a caller
+# narrows it (isinstance) or loads through the class (BloomFilter.load).
+_AnyFilter: TypeAlias = Union[BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter]
 
 _T = TypeVar("_T")
 
 _REGISTRY: dict[int, type[FilterBase]]
 
 def register(type_tag: int) -> Callable[[type[_T]], type[_T]]: ...
-def load(path_or_bytes: _Path | bytes | bytearray | memoryview, *, secret_key: bytes | None = None) -> Any: ...
+def load(path_or_bytes: _Path | bytes | bytearray | memoryview, *, secret_key: bytes | None = None) -> _AnyFilter: ...
 def _once(init: Callable[..., None]) -> Callable[..., None]: ...
 
 class FilterBase:

@@ -18,13 +18,13 @@ from . import _core
 _ARROW_BINARY_WIDTH = {"string": 4, "binary": 4, "large_string": 8, "large_binary": 8}
 
 
-def key_batches(keys, combine_chunks: bool = False) -> list:
-    """Return the list of batches (usually one) that ``keys`` consists of.
+def key_batches(keys) -> list:
+    """Return the list of batches (one) that ``keys`` consists of.
 
     Every batch is fully validated here or by the core's key adapter before
     any filter is changed, so a rejected input leaves the filter as it was.
-    A chunked Arrow array gives one batch per chunk unless ``combine_chunks``
-    (then its chunks are copied into one array first).
+    A chunked Arrow array (pyarrow ChunkedArray, polars Series, an Arrow
+    stream) is one ``ChunkedBatch`` of its chunks, each read in place.
     """
     module = type(keys).__module__ or ""
     if isinstance(keys, np.ndarray):
@@ -37,11 +37,11 @@ def key_batches(keys, combine_chunks: bool = False) -> list:
             + "; bloomkit.dedup_mask(frame) dedups whole rows"
         )
     if module.startswith("pyarrow"):
-        return _arrow_batches(keys, combine_chunks)
+        return _arrow_batches(keys)
     if module.startswith("pandas"):
-        return _pandas_batches(keys, combine_chunks)
+        return _pandas_batches(keys)
     if hasattr(keys, "__arrow_c_stream__") or hasattr(keys, "__arrow_c_array__"):
-        return _arrow_batches(import_arrow(keys), combine_chunks)
+        return _arrow_batches(import_arrow(keys))
     return [keys]
 
 
@@ -69,10 +69,25 @@ def reversed_arrow(array):
     """A pyarrow (chunked) array in reverse order (one copy: Arrow has no negative strides)."""
     import pyarrow as pa
 
+    if isinstance(array, pa.ChunkedArray):
+        # Chunk by chunk, last chunk first: one copy of the data, as for one chunk
+        # (slicing the ChunkedArray with [::-1] peaked at twice that).
+        return pa.chunked_array([reversed_arrow(chunk) for chunk in reversed(array.chunks)], type=_reversed_type(array))
     if pa.types.is_string_view(array.type) or pa.types.is_binary_view(array.type):
         # Arrow's take kernel has no view types yet.
-        array = array.cast(pa.large_string() if pa.types.is_string_view(array.type) else pa.large_binary())
+        array = array.cast(_reversed_type(array))
     return array[::-1]
+
+
+def _reversed_type(array):
+    """The type of ``reversed_arrow(array)``: view types become large string/binary."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(array.type):
+        return pa.large_string()
+    if pa.types.is_binary_view(array.type):
+        return pa.large_binary()
+    return array.type
 
 
 def _frame_kind(obj) -> str:
@@ -120,15 +135,39 @@ def _numpy_keys(array):
 def single_batch(keys):
     """``keys`` as exactly one batch, for all-or-nothing operations and for
     errors that name a key's index in the whole input (chunked Arrow data is
-    combined into one array: one copy)."""
-    return key_batches(keys, combine_chunks=True)[0]
+    a ``ChunkedBatch``, read in place)."""
+    return key_batches(keys)[0]
 
 
-def _pandas_batches(keys, combine_chunks: bool = False) -> list:
+def _chunked_batch(keys):
+    """A ChunkedArray as one batch: its only non-empty chunk, or a ``ChunkedBatch`` of every
+    non-empty chunk read in place (no combined copy: the working memory of one chunk)."""
+    _refuse_nulls(keys)
+    chunks = [chunk for chunk in keys.chunks if len(chunk)]
+    if not chunks:
+        return _arrow_batches(keys.combine_chunks())[0]  # empty: nothing to copy
+    if len(chunks) == 1:
+        return _arrow_batches(chunks[0])[0]
+    return _core.ChunkedBatch([_arrow_batches(chunk)[0] for chunk in chunks])
+
+
+def _refuse_nulls(keys) -> None:
+    """ValueError naming the first null's index in the whole (chunked) array."""
+    if not keys.null_count:
+        return
+    start = 0
+    for chunk in getattr(keys, "chunks", [keys]):
+        if chunk.null_count:
+            first_null = start + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(f"key at index {first_null} is null: keys must not be None / null")
+        start += len(chunk)
+
+
+def _pandas_batches(keys) -> list:
     if _is_arrow_backed(getattr(keys, "dtype", None)) and "pyarrow" in sys.modules:
         import pyarrow as pa
 
-        return _arrow_batches(pa.array(keys.array), combine_chunks)
+        return _arrow_batches(pa.array(keys.array))
     dtype = getattr(keys, "dtype", None)
     if getattr(dtype, "tz", None) is not None:
         # tz-aware datetimes: their UTC instants (to_numpy() would give Timestamp objects).
@@ -152,21 +191,14 @@ def _is_arrow_backed(dtype) -> bool:
     return getattr(dtype, "storage", None) == "pyarrow" or type(dtype).__name__ == "ArrowDtype"
 
 
-def _arrow_batches(keys, combine_chunks: bool = False) -> list:
+def _arrow_batches(keys) -> list:
     import pyarrow as pa
 
     if isinstance(keys, pa.ChunkedArray):
-        if combine_chunks:
-            return _arrow_batches(keys.combine_chunks())
-        batches = []
-        for chunk in keys.chunks:
-            batches.extend(_arrow_batches(chunk))
-        return batches
+        return [_chunked_batch(keys)]
     if not isinstance(keys, pa.Array):
         raise TypeError(f"unsupported pyarrow key container '{type(keys).__name__}': pass an Array or ChunkedArray")
-    if keys.null_count:
-        first_null = int(np.flatnonzero(keys.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ValueError(f"key at index {first_null} is null: keys must not be None / null")
+    _refuse_nulls(keys)
     arrow_type = keys.type
     if pa.types.is_dictionary(arrow_type):
         dictionary = keys.dictionary

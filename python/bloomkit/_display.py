@@ -20,9 +20,12 @@ def human_size(nbytes: int) -> str:
 
 
 def format_value(value) -> str:
-    """Human formatting: thousands separators for ints, 4 significant digits for floats."""
+    """Human formatting: thousands separators for ints, 4 significant digits for floats, lists in brackets."""
     if isinstance(value, bool):
         return str(value)
+    if isinstance(value, list):
+        # Lists are per-slice fractions (a scalable filter's slice_fill): two decimals each.
+        return "[" + ", ".join(f"{v:.2f}" if isinstance(v, float) else format_value(v) for v in value) + "]"
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):

@@ -3,7 +3,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._base import FilterBase
+from ._base import FilterBase, _AnyFilter
 from .bloom import BloomFilter
 
 __all__ = ["RedisBloomFilter", "FilterLostError", "RedisReplyError", "save", "load", "DEFAULT_SHARD_BITS"]
@@ -65,4 +65,4 @@ class RedisBloomFilter:
     def delete(self) -> None: ...
 
 def save(client: Any, key: str, filter: FilterBase, *, chunk_size: int = ...) -> None: ...
-def load(client: Any, key: str) -> Any: ...
+def load(client: Any, key: str) -> _AnyFilter: ...

@@ -141,7 +141,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
             "num_slices": len(slices),
             "capacity": sum(info.capacity for info in slices),
             "nbytes": sum(info.nbytes for info in slices),
-            "slice_fill": "[" + ", ".join(f"{info.fill_ratio:.2f}" for info in slices) + "]",
+            "slice_fill": [info.fill_ratio for info in slices],
             "count": sum(info.count for info in slices),
             "estimated_fpr": self.estimated_fpr(),
             "layout": self.layout,

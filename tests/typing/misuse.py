@@ -23,3 +23,6 @@ bloomkit.calc.bloom_params(1000)  # E: error_rate is required
 bloomkit.hash128("a", seed="1")  # E: seed is an int
 bloomkit.ScalableBloomFilter(growth="2")  # E: growth is a number
 bloomkit.BloomFilter(1000, layout="blocked")  # E: not one of the layouts
+bloomkit.load("f.bk").remove("a")  # E: a loaded filter may be a plain Bloom filter, which cannot remove
+h: bloomkit.BloomFilter = bloomkit.load("f.bk")  # E: the loaded type is known only after isinstance
+bloomkit.load("f.bk").num_slices  # E: only a ScalableBloomFilter has slices

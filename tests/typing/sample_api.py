@@ -38,7 +38,34 @@ def bloom(path: Path) -> float:
     assert restored == again == clone == pickle.loads(pickle.dumps(seen))
     loaded = bloomkit.load(frame)
     assert isinstance(loaded, bloomkit.BloomFilter)
-    return len(seen) + seen.fill_ratio + seen.estimated_fpr() + seen.nbytes + estimate + similarity
+    bits: int = loaded.num_bits  # narrowed by isinstance: BloomFilter's own attributes
+    return len(seen) + seen.fill_ratio + seen.estimated_fpr() + seen.nbytes + estimate + similarity + bits
+
+
+def loaded_filters(path: str, frame: bytes) -> int:
+    # bloomkit.load reads the type from the data: any filter's common API
+    # type-checks on its result, a type's own API after isinstance.
+    any_filter = bloomkit.load(path)
+    any_filter.add("a")
+    any_filter.update(["b", "c"])
+    new: npt.NDArray[np.bool_] = any_filter.add_many(["d"])
+    hits: npt.NDArray[np.bool_] = any_filter.contains_many(["a", "z"])
+    present: bool = "a" in any_filter and any_filter.contains("b")
+    size: int = len(any_filter) + any_filter.nbytes + any_filter.seed
+    any_filter.save(path)
+    again = bloomkit.load(frame, secret_key=None)
+    if isinstance(again, (bloomkit.CountingBloomFilter, bloomkit.CuckooFilter)):
+        again.remove("a")
+        size += again.count("b")
+    elif isinstance(again, bloomkit.ScalableBloomFilter):
+        size += again.num_slices
+    else:
+        bloom: bloomkit.BloomFilter = again
+        size += bloom.num_bits
+    mapped: bloomkit.BloomFilter = bloomkit.BloomFilter.open(path)
+    with bloomkit.BloomFilter.open(path, "r") as shared:
+        size += shared.num_hashes + mapped.num_hashes
+    return size + int(present) + int(new.any()) + int(hits.all())
 
 
 def removal() -> int:

@@ -130,9 +130,11 @@ def health_rows(filter_) -> list:
 
 
 def plain(value):
-    """JSON-ready values: NumPy scalars and the like become int/float/str."""
+    """JSON-ready values: NumPy scalars and the like become int/float/str, lists stay lists."""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
     for convert in (int, float):
         try:
             converted = convert(value)

@@ -30,6 +30,7 @@ import zlib
 from typing import Iterator, NamedTuple
 
 from ._errors import CliError, os_message
+from ._readahead import ReadAhead
 
 
 class _ZstdReader:
@@ -225,12 +226,16 @@ class _Source:
     def __exit__(self, *exc_info):
         if self.stream is not None and self.stream is not self.raw:
             self.stream.close()
-        if self.raw is not None and self.name != "-":
+        helper_done = not isinstance(self.stream, ReadAhead) or self.stream.stopped
+        if self.raw is not None and self.name != "-" and helper_done:
             self.raw.close()
         return False
 
     def read(self, size: int) -> bytes:
         try:
+            if self.stream is not self.raw and not isinstance(self.stream, ReadAhead):
+                # Compressed: decompress on a helper thread, overlapping the hashing (_readahead.py).
+                self.stream = ReadAhead(self.stream, size, incremental=self.is_pipe)
             if self.is_pipe and hasattr(self.stream, "read1"):
                 return self.stream.read1(size)
             return self.stream.read(size)
