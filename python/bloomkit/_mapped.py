@@ -3,15 +3,22 @@
 The file is opened here, so a missing or unreadable file raises the usual
 ``OSError``; the C++ core (``bloomkit/mapped_file.hpp``) checks the header
 and the file size, maps the file and validates the frame and parameters in
-place. The descriptor is closed once the mapping exists (a mapping does not
-need it), so an open filter holds no file descriptor.
+place. The mapping keeps one descriptor of its own until ``close()``: it
+holds the locks that protect readers and count writers (docs/RELIABILITY.md,
+"Mapped files").
+
+``"w+"`` never writes into an existing file: the new filter is built in a
+temporary file beside it (disk space reserved first) and renamed over the
+path by ``_io.atomic_write``, so a process that has the old file mapped keeps
+its pages and keys, and a failure (full disk, file too large) leaves the old
+file exactly as it was.
 """
 
 from __future__ import annotations
 
 import os
 
-from . import _core, calc
+from . import _core, _io, calc
 
 MODES = ("r", "r+", "w+")
 
@@ -26,17 +33,24 @@ def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify):
             raise TypeError("BloomFilter.open(path, 'w+') creates a filter: capacity is required")
         params = calc.bloom_params(capacity, error_rate, layout)
         seed = calc.check_seed(seed)
-        with open(path, "w+b") as handle:
-            file = _core._create_bloom_file(
-                handle.fileno(),
-                name,
-                params.num_bits,
-                params.num_hashes,
-                seed,
-                int(capacity),
-                float(error_rate),
-                params.layout,
+        created = []
+
+        def create(handle):
+            created.append(
+                _core._create_bloom_file(
+                    handle.fileno(),
+                    name,
+                    params.num_bits,
+                    params.num_hashes,
+                    seed,
+                    int(capacity),
+                    float(error_rate),
+                    params.layout,
+                )
             )
+
+        _io.atomic_write(path, create)
+        file = created[0]
     else:
         if capacity is not None or layout is not None:
             raise TypeError(f"capacity and layout are for mode 'w+'; mode {mode!r} reads them from {name}")
