@@ -273,6 +273,10 @@ def test_w_plus_reserves_the_whole_file(tmp_path):
         assert size == len(f.to_bytes())
         # Before: created sparse, a few blocks of a 1.2 MB file.
         assert os.stat(path).st_blocks * 512 >= size
+        # Marked before it was renamed into place: never "corrupt" while being written.
+        assert path.read_bytes()[11] & OPEN_FOR_WRITING
+        with pytest.raises(ValueError, match="not closed cleanly"):
+            bloomkit.load(path)
     assert np.count_nonzero(np.frombuffer(path.read_bytes()[64:-8], dtype=np.uint8)) == 0
 
 

@@ -28,6 +28,7 @@ def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify):
     if mode not in MODES:
         raise ValueError(f"mode must be 'r', 'r+' or 'w+', got {mode!r}")
     name = os.fsdecode(os.fspath(path))
+    instance = cls.__new__(cls)
     if mode == "w+":
         if capacity is None:
             raise TypeError("BloomFilter.open(path, 'w+') creates a filter: capacity is required")
@@ -35,22 +36,30 @@ def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify):
         seed = calc.check_seed(seed)
         created = []
 
+        # The filter is made over the temporary file, so the file is marked
+        # open for writing (docs/FORMAT.md) before it appears at ``path``.
         def create(handle):
-            created.append(
-                _core._create_bloom_file(
-                    handle.fileno(),
-                    name,
-                    params.num_bits,
-                    params.num_hashes,
-                    seed,
-                    int(capacity),
-                    float(error_rate),
-                    params.layout,
-                )
+            file = _core._create_bloom_file(
+                handle.fileno(),
+                name,
+                params.num_bits,
+                params.num_hashes,
+                seed,
+                int(capacity),
+                float(error_rate),
+                params.layout,
             )
+            _core.BloomCore.__init__(instance, file, False)
+            created.append(file)
 
-        _io.atomic_write(path, create)
-        file = created[0]
+        try:
+            _io.atomic_write(path, create)
+        except BaseException:
+            if created:
+                instance._close(created[0])  # the file was not renamed into place
+            raise
+        instance._file = created[0]
+        return instance
     else:
         if capacity is not None or layout is not None:
             raise TypeError(f"capacity and layout are for mode 'w+'; mode {mode!r} reads them from {name}")
@@ -59,7 +68,6 @@ def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify):
                 file = _core.MappedFile(handle.fileno(), name, mode)
             except ValueError as error:
                 raise ValueError(f"{name}: {error}") from None
-    instance = cls.__new__(cls)
     try:
         _core.BloomCore.__init__(instance, file, bool(verify))
     except ValueError as error:
