@@ -125,7 +125,8 @@ class MappedFile {
     // Fills the empty file open read-write at `fd` with `prefix` (header,
     // params, padding) followed by zeros up to `total` bytes, and maps it.
     // The disk space of all `total` bytes is reserved before anything is
-    // written (an ENOSPC or EFBIG is thrown with the file still empty).
+    // written or mapped (an ENOSPC or EFBIG is thrown from there; the caller
+    // removes its temporary file).
     static std::shared_ptr<MappedFile> create(int fd, const std::string& path, const std::vector<uint8_t>& prefix,
                                               uint64_t total) {
         std::shared_ptr<MappedFile> file(new MappedFile(path, true));
@@ -160,9 +161,7 @@ class MappedFile {
         if (!writable_ || data_ == nullptr) return;
         if (fd_ >= 0 && !forked() && writer_lock(F_WRLCK, false)) {
             write_checksum();
-            sync("cannot flush");
-            writer_lock(F_RDLCK, true);  // back to one writer among others
-            return;
+            writer_lock(F_RDLCK, true);  // back to one writer among others before anything can fail
         }
         sync("cannot flush");
     }
