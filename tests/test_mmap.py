@@ -294,8 +294,8 @@ RSS_SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_read_only_open_of_a_large_file_touches_only_what_it_reads(tmp_path):
     path = tmp_path / "big.bk"
-    # ~2 GiB of bits, created sparse: nothing of it is written or allocated
-    # (close() then reads it once for the checksum).
+    # ~2 GiB of bits: disk space reserved (posix_fallocate), nothing of it
+    # written or allocated in memory (close() then reads it once for the checksum).
     capacity = 2 * 2**30 * 8 // 10
     BloomFilter.open(path, "w+", capacity=capacity, error_rate=0.01, layout="blocked512").close()
     size = path.stat().st_size

@@ -82,11 +82,13 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
             if (file) file->flush();
         });
     });
+    // The last writer to close writes the checksum and marks the file closed
+    // (MappedFile::close), after this process's batches have ended.
     cls.def("_close", [](G& self, std::shared_ptr<MappedFile> file) {
         self.guard.released_write([&] {
             if (self.core.closed()) return;
-            if (file) file->flush();
             self.core.close();
+            if (file) file->close();
         });
     });
     cls.def_property_readonly(

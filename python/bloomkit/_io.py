@@ -55,7 +55,8 @@ def load_file(path, registry: dict, secret_key, expected=None):
     name = os.fspath(path)
     with open(path, "rb") as handle:
         header, total = _declared_frame(handle, name)
-        type_tag = int.from_bytes(header[10:12], "little") & 0x7FFF  # bit 15: keyed (docs/FORMAT.md)
+        # bit 15: keyed, bit 14: a mapped file open for writing (docs/FORMAT.md)
+        type_tag = int.from_bytes(header[10:12], "little") & 0x3FFF
         cls = expected if expected is not None else registry.get(type_tag)
         if cls is None:
             raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")

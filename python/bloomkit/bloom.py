@@ -140,23 +140,30 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         ``"w+"`` creates the file for ``capacity``/``error_rate``/``seed``/
         ``layout`` (as the constructor) without building the filter in RAM.
 
+        ``"w+"`` reserves the file's disk space (a full disk is an ``OSError``
+        here) and replaces an existing file by rename, never in place.
+
         Header, lengths and parameters are always validated (``ValueError``);
         the checksum, which reads the whole file, only with ``verify=True``.
-        :meth:`flush` rewrites the checksum and syncs; :meth:`close` (or the
-        ``with`` block) flushes and unmaps.
+        A writable file is marked open for writing until the last writer's
+        :meth:`close` (or the ``with`` block) writes its checksum; a file whose
+        writer died loads as "not closed cleanly", and
+        ``BloomFilter.open(path, "r+").close()`` repairs it.
         """
         return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify)
 
     def flush(self) -> None:
-        """Write the checksum of the current bits and sync the mapping to the file.
+        """Sync the mapping to the file; the only writer also writes the checksum first.
 
-        Reads the whole filter. A no-op for a filter not opened writable;
-        ``ValueError`` once closed.
+        With the checksum, the file loads as it is now (reads the whole
+        filter); while other writers have it open, the last one to close
+        writes it. A no-op for a filter not opened writable; ``ValueError``
+        once closed.
         """
         self._flush(self._file)
 
     def close(self) -> None:
-        """Flush a writable file-backed filter and release the bits (unmap the file).
+        """Sync a writable file-backed filter (the last writer: checksum and clean mark) and release the bits.
 
         Waits for batches running in other threads of this process. Any later
         use raises ``ValueError``; closing twice does nothing.

@@ -83,6 +83,12 @@ constexpr size_t kChecksumSize = 8;
 constexpr uint32_t kMaxParamsLength = 4096;
 constexpr uint32_t kChecksumSeed = 0x424b4631;  // "BKF1"
 constexpr uint16_t kKeyedFlag = 0x8000;         // type tag bit of a keyed frame
+// Type tag bit set in a mapped file while a process has it open for writing
+// (mapped_file.hpp); never in a serialized frame. Covered by the checksum
+// like every header byte: setting it leaves the stored checksum stale until
+// a writer's flush() or close() rewrites it.
+constexpr uint16_t kOpenForWritingFlag = 0x4000;
+constexpr size_t kTypeTagOffset = 10;
 constexpr size_t kKeyCheckSize = 16;
 
 // Bytes of zero padding between the params and the payload.
@@ -396,6 +402,7 @@ struct FrameHeader {
     uint16_t version;
     FilterType type;
     bool keyed;
+    bool open_for_writing;   // a mapped file a writer has not closed (kOpenForWritingFlag)
     uint32_t params_length;  // including a keyed frame's key check
     uint64_t payload_length;
     size_t padding;
@@ -416,9 +423,11 @@ inline FrameHeader parse_header(const uint8_t* data, size_t len) {
                           std::to_string(kFormatVersion) + ")");
     const uint16_t raw_tag = r.u16("type tag");
     h.keyed = (raw_tag & kKeyedFlag) != 0;
-    const uint16_t tag = raw_tag & static_cast<uint16_t>(~kKeyedFlag);
-    // Keyed frames exist from version 2 on.
-    if (tag < 1 || tag > 4 || (h.keyed && h.version < 2))
+    h.open_for_writing = (raw_tag & kOpenForWritingFlag) != 0;
+    const uint16_t tag = raw_tag & static_cast<uint16_t>(~(kKeyedFlag | kOpenForWritingFlag));
+    // Keyed frames and mapped files (so the open-for-writing bit) exist from
+    // version 2 on.
+    if (tag < 1 || tag > 4 || ((h.keyed || h.open_for_writing) && h.version < 2))
         throw FormatError("unknown filter type tag " + std::to_string(raw_tag));
     h.type = static_cast<FilterType>(tag);
     h.params_length = r.u32("params length");
@@ -435,6 +444,19 @@ inline FrameHeader parse_header(const uint8_t* data, size_t len) {
         throw FormatError("payload length " + std::to_string(h.payload_length) + " is impossibly large");
     h.frame_length = fixed + h.payload_length;
     return h;
+}
+
+// The error for a stored checksum that does not match. A file whose writer
+// never closed it (killed, crashed, or still writing) has sound bits and a
+// checksum older than its last writes: that is said in its own words, and
+// how to recompute it; only a frame that was closed is called corrupt.
+inline FormatError checksum_mismatch(const FrameHeader& h) {
+    if (h.open_for_writing)
+        return FormatError(
+            "not closed cleanly: the file was open for writing and its writer ended without close() (or is "
+            "still writing); the bits are valid but the checksum predates the last writes. "
+            "BloomFilter.open(path, 'r+').close() recomputes it");
+    return FormatError("checksum mismatch: the data is corrupt");
 }
 
 // Reads just the type after checking the header; used to dispatch
@@ -481,8 +503,7 @@ inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, C
     const uint64_t size = len;
     check_header_for(h, expected, &size);
     const uint64_t stored = detail::load_le64(data + len - kChecksumSize);
-    if (checksum == Checksum::Verify && stored != frame_checksum(data, len - kChecksumSize))
-        throw FormatError("checksum mismatch: the data is corrupt");
+    if (checksum == Checksum::Verify && stored != frame_checksum(data, len - kChecksumSize)) throw checksum_mismatch(h);
     const uint8_t* pad = data + kHeaderSize + h.params_length;
     for (size_t i = 0; i < h.padding; ++i)
         if (pad[i] != 0) throw FormatError("padding before the payload is not zero");

@@ -279,7 +279,7 @@ class FrameReader {
         const uint64_t computed = hash_.digest().h1;
         checked_ = true;
         StreamReader tail(source_, kChecksumSize, nullptr);
-        if (tail.u64("checksum") != computed) throw FormatError("checksum mismatch: the data is corrupt");
+        if (tail.u64("checksum") != computed) throw checksum_mismatch(header_);
         uint8_t extra;
         if (source_.read_some(&extra, 1) != 0)
             throw FormatError("extended data: more bytes follow the " + std::to_string(header_.frame_length) +
@@ -297,7 +297,7 @@ class FrameReader {
         const uint64_t computed = hash_.digest().h1;
         uint8_t stored[kChecksumSize];
         if (read_up_to(source_, stored, kChecksumSize) < kChecksumSize) return;
-        if (detail::load_le64(stored) != computed) throw FormatError("checksum mismatch: the data is corrupt");
+        if (detail::load_le64(stored) != computed) throw checksum_mismatch(header_);
     }
 
   private:

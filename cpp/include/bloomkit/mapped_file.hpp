@@ -9,9 +9,11 @@
 //         writes) the same pages, so each word is written with an atomic OR
 //         (StorageAccess::Shared, layouts.hpp AtomicOr): no lost bits and
 //         exact test-and-set results, without a lock per add.
-//   "w+"  creates the file: header, params and padding are written, the file
-//         is extended with ftruncate (sparse: the payload is all zero and
-//         takes no disk space until written), then mapped as "r+".
+//   "w+"  fills a new, empty file (the caller's temporary file, renamed over
+//         the path afterwards: _mapped.py): its whole size is reserved with
+//         posix_fallocate first, so a full disk is an ENOSPC here and never
+//         a SIGBUS at a later write into a page the disk cannot hold; then
+//         header, params and padding are written and it is mapped as "r+".
 //
 // Mapping relies on the format v2 payload offset being a multiple of 64
 // (format.hpp): a mapping starts on a page boundary, so the payload words
@@ -23,9 +25,27 @@
 // it, then the same parse_frame() and read_params() as any load. The
 // checksum is verified only on request (Checksum::Verify): it reads every
 // byte, which would make opening a 10 GB filter take seconds and pull all
-// of it into memory (docs/decisions.md). flush() rewrites the checksum over
-// the current content, so a file is checksum-consistent after flush() or
-// close() while no other process writes it.
+// of it into memory (docs/decisions.md).
+//
+// Locks (docs/RELIABILITY.md, "Mapped files"). A mapping keeps its own
+// descriptor of the file for its whole life, holding:
+//   * a shared flock(): a page of a mapped file that is truncated away kills
+//     every process mapping it with SIGBUS, so a cooperating process that
+//     would truncate or rewrite the file in place takes flock(LOCK_EX) first
+//     (and fails while anyone has it mapped); a file locked exclusively is
+//     refused here rather than mapped while it is being rewritten;
+//   * a writable mapping also a shared OFD lock (fcntl F_OFD_SETLK, which
+//     belongs to the open file, not the process) on byte 0: the count of
+//     writers that another process can test.
+// A writer sets the open-for-writing bit of the type tag (format.hpp) when
+// it maps the file. Whoever finishes the file (the checksum of the current
+// bits, the bit cleared) must first turn the writers' lock into an
+// exclusive one: flush() does so when it is the only writer, close() after
+// dropping its own share, so the last writer to close finishes the file and
+// an earlier one leaves the bit set for it. A writer that dies leaves the bit
+// set: the bits are sound (every add is an atomic OR in the shared page
+// cache) and a loader says "not closed cleanly" instead of "corrupt"
+// (checksum_mismatch()); any later writer's close() recomputes the checksum.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +61,7 @@
 
 #if !defined(_WIN32)
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,8 +81,8 @@ inline MapMode map_mode_from_name(const std::string& mode) {
 
 // A whole-file mapping, unmapped on destruction. Shared (std::shared_ptr)
 // by the filter's WordStorage, so it lives exactly as long as its last user.
-// The file descriptor is the caller's (Python opens the file, so open errors
-// are the usual OSErrors) and is not needed once the mapping exists.
+// The caller opens the file (so open errors are the usual OSErrors); the
+// mapping keeps a duplicate of that descriptor for its locks until close().
 class MappedFile {
   public:
     MappedFile(const MappedFile&) = delete;
@@ -75,6 +96,8 @@ class MappedFile {
         throw std::runtime_error("file-backed filters are not supported on Windows yet");
     }
     void flush() {}
+    void close() {}
+    void begin_writing() {}
 #else
     // Maps the frame file open at `fd` (opened for reading, and for writing
     // unless mode is Read); the header is checked before mapping. `path`
@@ -82,7 +105,7 @@ class MappedFile {
     static std::shared_ptr<MappedFile> open(int fd, const std::string& path, MapMode mode) {
         const bool writable = mode != MapMode::Read;
         std::shared_ptr<MappedFile> file(new MappedFile(path, writable));
-        file->fd_ = fd;
+        file->lock(fd);
         struct stat info;
         if (::fstat(file->fd_, &info) != 0) file->fail("cannot stat");
         if (!S_ISREG(info.st_mode))
@@ -96,43 +119,92 @@ class MappedFile {
                               "-byte filter but the file has " + std::to_string(info.st_size) +
                               " bytes (truncated or extended data)");
         file->map(declared);
-        file->fd_ = -1;
         return file;
     }
 
     // Fills the empty file open read-write at `fd` with `prefix` (header,
     // params, padding) followed by zeros up to `total` bytes, and maps it.
+    // The disk space of all `total` bytes is reserved before anything is
+    // written or mapped (an ENOSPC or EFBIG is thrown from there; the caller
+    // removes its temporary file).
     static std::shared_ptr<MappedFile> create(int fd, const std::string& path, const std::vector<uint8_t>& prefix,
                                               uint64_t total) {
         std::shared_ptr<MappedFile> file(new MappedFile(path, true));
-        file->fd_ = fd;
+        if (total > static_cast<uint64_t>(~off_t(0) & ~(off_t(1) << (sizeof(off_t) * 8 - 1))))
+            throw std::invalid_argument(path + ": a " + std::to_string(total) + "-byte file is too large");
+        file->lock(fd);
+        // posix_fallocate returns the error rather than setting errno.
+        int error;
+        do {
+            error = ::posix_fallocate(file->fd_, 0, static_cast<off_t>(total));
+        } while (error == EINTR);
+        if (error != 0) {
+            errno = error;
+            file->fail(("cannot reserve " + std::to_string(total) + " bytes of disk space for").c_str());
+        }
         size_t done = 0;
         while (done < prefix.size()) {
-            const ssize_t n = ::write(file->fd_, prefix.data() + done, prefix.size() - done);
+            const ssize_t n = ::pwrite(file->fd_, prefix.data() + done, prefix.size() - done, static_cast<off_t>(done));
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) file->fail("cannot write");
             done += static_cast<size_t>(n);
         }
-        if (total > static_cast<uint64_t>(~off_t(0) & ~(off_t(1) << (sizeof(off_t) * 8 - 1))))
-            throw std::invalid_argument(path + ": a " + std::to_string(total) + "-byte file is too large");
-        if (::ftruncate(file->fd_, static_cast<off_t>(total)) != 0) file->fail("cannot extend");
         file->map(total);
-        file->fd_ = -1;
         return file;
     }
 
-    // Writes the checksum of the current content and flushes the mapping
-    // to the file (msync). Reads the whole mapping.
+    // Flushes the mapping to the file (msync). The only writer also writes
+    // the checksum of the current content first (reading the whole mapping),
+    // so the file loads as it is now; with other writers the checksum is
+    // left to the last one to close.
     void flush() {
-        if (!writable_) return;
-        const uint64_t value = frame_checksum(data_, size_ - kChecksumSize);
-        for (size_t i = 0; i < kChecksumSize; ++i)
-            data_[size_ - kChecksumSize + i] = static_cast<uint8_t>(value >> (8 * i));
-        if (::msync(data_, size_, MS_SYNC) != 0) fail("cannot flush");
+        if (!writable_ || data_ == nullptr) return;
+        if (fd_ >= 0 && !forked() && writer_lock(F_WRLCK, false)) {
+            write_checksum();
+            writer_lock(F_RDLCK, true);  // back to one writer among others before anything can fail
+        }
+        sync("cannot flush");
+    }
+
+    // Ends this mapping's use of the file: a writer syncs its pages, and the
+    // last writer writes the checksum and clears the open-for-writing bit;
+    // then the locks are released. The pages stay mapped until the last
+    // user lets go of this object. Idempotent.
+    void close() {
+        if (fd_ < 0) return;
+        struct Release {
+            int& fd;
+            ~Release() {
+                ::close(fd);  // releases every lock this descriptor holds
+                fd = -1;
+            }
+        } release{fd_};
+        if (writable_ && data_ != nullptr) {
+            sync("cannot flush");
+            if (forked()) return;  // the opener's share of the lock is not this process's to drop
+            writer_lock(F_UNLCK, true);
+            if (writer_lock(F_WRLCK, false)) {
+                set_open_for_writing(false);
+                write_checksum();
+                sync("cannot flush");
+            }
+        }
+    }
+
+    // Records in the file that it is open for writing: the type tag bit is
+    // set and the header page synced before any bit of the filter can
+    // change, so even after a power loss the file never holds new bits
+    // under a header that claims a clean close. map_bloom() calls it once
+    // the file has passed every check (a rejected file is left as it was).
+    void begin_writing() {
+        if (!writable_ || data_ == nullptr) return;
+        set_open_for_writing(true);
+        if (::msync(data_, kHeaderSize, MS_SYNC) != 0) fail("cannot flush");
     }
 
     ~MappedFile() {
         if (data_ != nullptr) ::munmap(data_, size_);
+        if (fd_ >= 0) ::close(fd_);
     }
 #endif
 
@@ -147,6 +219,71 @@ class MappedFile {
 #if !defined(_WIN32)
     [[noreturn]] void fail(const char* what) const {
         throw std::system_error(errno, std::generic_category(), std::string(what) + " " + path_);
+    }
+
+    // Takes this mapping's own descriptor of the file and its locks (above):
+    // the shared flock without waiting (a file locked exclusively is being
+    // rewritten: refused), a writer's share of byte 0 waiting for a closing
+    // writer to finish the checksum.
+    void lock(int fd) {
+        opener_ = ::getpid();
+        fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (fd_ < 0) fail("cannot duplicate the descriptor of");
+        while (::flock(fd_, LOCK_SH | LOCK_NB) != 0) {
+            if (errno == EINTR) continue;
+            if (errno == EWOULDBLOCK)
+                throw std::system_error(errno, std::generic_category(),
+                                        path_ +
+                                            " is locked exclusively by another process (being rewritten in "
+                                            "place); not mapped");
+            fail("cannot lock");
+        }
+        if (writable_) writer_lock(F_RDLCK, true);
+    }
+
+    // The writers' lock on byte 0 (F_RDLCK: one writer among others, F_WRLCK:
+    // the only one, F_UNLCK: none). Without waiting, false when another
+    // writer's lock is in the way. Without OFD locks (not Linux) there is no
+    // count of writers: every writer acts as the only one.
+    bool writer_lock(short type, bool wait) {
+#if defined(F_OFD_SETLK)
+        struct flock range {};
+        range.l_type = type;
+        range.l_whence = SEEK_SET;
+        range.l_start = 0;
+        range.l_len = 1;
+        while (::fcntl(fd_, wait ? F_OFD_SETLKW : F_OFD_SETLK, &range) != 0) {
+            if (errno == EINTR) continue;
+            if (!wait && (errno == EAGAIN || errno == EACCES)) return false;
+            fail("cannot lock");
+        }
+#else
+        (void)type;
+        (void)wait;
+#endif
+        return true;
+    }
+
+    // A child forked after the file was mapped shares this descriptor's open
+    // file, so its OFD locks too: dropping or converting them would change
+    // the opener's. A child's flush() and close() only sync; the opener (or
+    // another writer) finishes the file.
+    bool forked() const { return static_cast<int64_t>(::getpid()) != opener_; }
+
+    void set_open_for_writing(bool open) {
+        uint8_t& tag_high = data_[kTypeTagOffset + 1];
+        const auto bit = static_cast<uint8_t>(kOpenForWritingFlag >> 8);
+        tag_high = open ? static_cast<uint8_t>(tag_high | bit) : static_cast<uint8_t>(tag_high & ~bit);
+    }
+
+    void write_checksum() {
+        const uint64_t value = frame_checksum(data_, size_ - kChecksumSize);
+        for (size_t i = 0; i < kChecksumSize; ++i)
+            data_[size_ - kChecksumSize + i] = static_cast<uint8_t>(value >> (8 * i));
+    }
+
+    void sync(const char* what) {
+        if (::msync(data_, size_, MS_SYNC) != 0) fail(what);
     }
 
     void map(uint64_t length) {
@@ -167,7 +304,8 @@ class MappedFile {
 
     std::string path_;
     bool writable_;
-    int fd_ = -1;  // the caller's, used only while mapping
+    int fd_ = -1;         // this mapping's own descriptor, holding its locks until close()
+    int64_t opener_ = 0;  // the process that mapped the file (forked())
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
 };
@@ -190,15 +328,17 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
                           " file); load() it and save() it again to map it");
     // The mapping is writable exactly when access is Shared; BloomFilter
     // refuses every write to ReadOnly storage before it happens.
-    return BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
+    BloomFilter filter = BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
         return WordStorage::borrow(words, count, file, file->access());
     });
+    file->begin_writing();
+    return filter;
 }
 
-// A new file for an empty BloomFilter of `geometry` at `path`: the frame
-// prefix is written and the file sized (sparse), then mapped writable;
+// A new file for an empty BloomFilter of `geometry` at `path`: its disk
+// space reserved, the frame prefix written, then mapped writable;
 // map_bloom() makes the filter. Nothing of the size of the filter is
-// allocated or written. The checksum is written by the first flush().
+// allocated in memory. The checksum is written by the first flush().
 inline std::shared_ptr<MappedFile> create_bloom_file(int fd, const std::string& path, const BloomGeometry& geometry) {
     geometry.validate();
     std::vector<uint8_t> params;
