@@ -8,6 +8,7 @@ cuckoo victim slot, every counter width, seeds, bucket sizes).
 
 from __future__ import annotations
 
+import struct
 import sys
 from pathlib import Path
 
@@ -40,12 +41,8 @@ def seed_filters() -> dict:
     grown.update(range(60))
     filters["cuckoo-grown"] = grown
     full = bloomkit.CuckooFilter(8, fingerprint_bits=12)
-    try:
-        for i in range(1000):
-            full.add(i)
-    except bloomkit.FilterFullError:
-        pass
-    filters["cuckoo-victim"] = full
+    refused = next(i for i in range(1000) if not try_add(full, i))
+    filters["cuckoo-victim"] = with_victim(full, refused)
     # Keyed frames (type tag bit 15, a 16-byte key check before the params).
     secret = SECRET
     keyed_filters = {
@@ -65,6 +62,41 @@ def seed_filters() -> dict:
             spark.add(i)
         filters[f"spark-v{version}"] = spark
     return filters
+
+
+def try_add(cuckoo, key) -> bool:
+    try:
+        cuckoo.add(key)
+    except bloomkit.FilterFullError:
+        return False
+    return True
+
+
+def fmix64(x: int) -> int:
+    """MurmurHash3's 64-bit finaliser."""
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & (2**64 - 1)
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & (2**64 - 1)
+    return x ^ (x >> 33)
+
+
+def with_victim(cuckoo, key):
+    """A one-stage cuckoo filter with ``key`` in its victim slot, as versions that parked failed walks there saved it.
+
+    bloomkit now undoes failed walks, so only such older files hold a
+    victim; the loaders still read them (docs/FORMAT.md, type 4).
+    """
+    digest = bloomkit.hash128(key, cuckoo.seed)
+    fp = 1 + (fmix64(digest >> 64) * (2**cuckoo.fingerprint_bits - 1) >> 64)
+    bucket = (digest & (2**64 - 1)) * cuckoo.num_buckets >> 64
+    data = bytearray(cuckoo.to_bytes())
+    stage = 64  # the payload offset of a type 4 frame (params 32 bytes, padded to 64)
+    count = struct.unpack_from("<Q", data, stage)[0]
+    struct.pack_into("<QQIB", data, stage, count + 1, bucket, fp, 1)
+    checksum = bloomkit.hash128(bytes(data[:-8]), 0x424B4631) & (2**64 - 1)
+    struct.pack_into("<Q", data, len(data) - 8, checksum)
+    return bloomkit.CuckooFilter.from_bytes(bytes(data))
 
 
 def main(directory: str) -> None:

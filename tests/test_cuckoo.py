@@ -40,13 +40,35 @@ def fill_until_full(f, keys):
 
 
 def full_filter(capacity=500, seed=0, **kwargs):
+    """A filter filled up to its first refused key (as full as one batch gets it), and the keys it holds."""
+    f, keys, _ = refused_filter(capacity, seed, **kwargs)
+    return f, keys
+
+
+def refused_filter(capacity=500, seed=0, **kwargs):
+    """(filter, the keys stored, the first key refused) after one batch ran into a refusal."""
     f = CuckooFilter(capacity, seed=seed, **kwargs)
     keys = np.arange(10 * capacity, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     try:
         f.update(keys)
     except FilterFullError as error:
-        return f, keys[: error.index]
+        return f, keys[: error.index], keys[error.index]
     raise AssertionError("the filter never filled")
+
+
+def with_victim(f, key):
+    """f as a bloomkit that kept a failed walk's fingerprint in the victim slot would have saved it.
+
+    Earlier versions stored the refused key's fingerprint there and called
+    the filter full; such files still load (docs/cuckoo.md). One stage only.
+    """
+    digest = bloomkit.hash128(key, f.seed)
+    fp = 1 + (fmix64(digest >> 64) * (2**f.fingerprint_bits - 1) >> 64)
+    bucket = (digest & (2**64 - 1)) * f.num_buckets >> 64
+    data = bytearray(f.to_bytes())
+    count = struct.unpack_from("<Q", data, PAYLOAD_AT)[0]
+    struct.pack_into("<QQIB", data, PAYLOAD_AT, count + 1, bucket, fp, 1)
+    return CuckooFilter.from_bytes(reframe(bytes(data)))
 
 
 # --- sizing ---------------------------------------------------------------
@@ -243,18 +265,19 @@ def test_fill_until_full_keeps_every_key(seed):
     f = CuckooFilter(3000, fingerprint_bits=12, seed=seed)
     keys = random_strings(20_000, seed=seed)
     added = fill_until_full(f, keys)
-    assert added > 3000 and f.is_full and len(f) == added
+    # The refused key's walk was undone: nothing in a victim slot, not full.
+    assert added > 3000 and not f.is_full and len(f) == added
     assert f.contains_many(keys[:added]).all()
-    assert [f._stages[0][3]] == [True]  # the last walk's fingerprint sits in the victim slot
+    assert [f._stages[0][3]] == [False]
     before = f.to_bytes()
     slots = f.num_buckets * 4
     with pytest.raises(
-        FilterFullError, match=rf"^CuckooFilter is full \({added} fingerprints in {slots} slots\); remove keys"
+        FilterFullError,
+        match=rf"^no room for the key in the CuckooFilter: its eviction walk found no free slot in 500 moves "
+        rf"\({added} fingerprints in {slots} slots\); the filter is unchanged; remove keys",
     ) as info:
         f.add(keys[added])
     assert isinstance(info.value, RuntimeError) and info.value.index is None
-    with pytest.raises(FilterFullError):
-        f.add(keys[0])  # also for a key already present
     assert f.to_bytes() == before
 
 
@@ -263,11 +286,11 @@ def test_add_many_partial_effect_is_exact():
     f = CuckooFilter(4000, seed=5)
     with pytest.raises(
         FilterFullError,
-        match=r"^key at index (\d+): CuckooFilter is full .*; keys before index \1 were inserted, this key and later ones were not$",
+        match=r"^key at index (\d+): no room for the key .*; keys before index \1 were inserted, this key and later ones were not$",
     ) as info:
         f.add_many(keys)
     index = info.value.index
-    assert index > 4000 and len(f) == index and f.is_full
+    assert index > 4000 and len(f) == index and not f.is_full
     assert f.contains_many(keys[:index]).all()
     # Exactly the state of adding keys[:index] one at a time.
     g = CuckooFilter(4000, seed=5)
@@ -298,41 +321,43 @@ def test_load_factor_reached_before_the_first_failure(bucket_size, minimum):
         keys = np.random.default_rng(seed).integers(0, 2**64 - 1, size=400_000, dtype=np.uint64)
         with pytest.raises(FilterFullError) as info:
             f.update(keys)
-        # The key whose walk failed is stored too (its victim): the table
-        # itself held len - 1 fingerprints when the first walk failed.
-        placed = info.value.index - 1
+        # The key whose walk failed was not stored (its walk was undone).
+        placed = info.value.index
+        assert len(f) == placed
         assert placed / (f.num_buckets * bucket_size) >= minimum
         assert f.contains_many(keys[: info.value.index]).all()
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_removal_makes_room_and_moves_the_victim_back(seed):
-    f, keys = full_filter(capacity=3000, seed=seed)
-    assert f.is_full
+    # A file saved by a version that kept failed walks in the victim slot.
+    f, keys, refused = refused_filter(capacity=3000, seed=seed)
+    f = with_victim(f, refused)
+    assert f.is_full and refused in f and len(f) == len(keys) + 1
+    with pytest.raises(FilterFullError, match=r"^CuckooFilter is full"):
+        f.add("new key")
     f.remove(keys[10])
-    # One free slot: the victim's walk finds it unless the victim's whole
+    # A slot is free: the victim's walk finds one unless the victim's whole
     # reachable region of the table is saturated (then it stays full).
-    assert not f.is_full and len(f) == len(keys) - 1
+    assert not f.is_full and len(f) == len(keys)
     assert f._stages[0][3] is False
-    assert f.contains_many(np.delete(keys, 10)).all()
-    f.add("new key")
-    assert "new key" in f
+    assert f.contains_many(np.delete(keys, 10)).all() and refused in f
 
 
-def test_a_saturated_region_keeps_the_filter_full_until_it_frees():
-    # seed 21: the victim's region stays saturated after one removal
-    # (checked by a search over the table when this test was written).
-    f, keys = full_filter(capacity=100, seed=21)
-    f.remove(keys[len(keys) // 2])
-    assert f.is_full and f.contains_many(np.delete(keys, len(keys) // 2)).all()
-    removed = 1
-    for key in keys[: len(keys) // 2]:
+def test_a_victim_stays_until_its_region_frees():
+    # Removals far from the victim's buckets leave it where it is (its walks
+    # fail and are undone); the filter stays full and loses nothing.
+    f, keys, refused = refused_filter(capacity=100, seed=21)
+    f = with_victim(f, refused)
+    removed = 0
+    for key in keys:
         f.remove(key)
         removed += 1
+        assert refused in f and len(f) == len(keys) + 1 - removed
         if not f.is_full:
             break
-    assert not f.is_full and len(f) == len(keys) - removed
-    assert f.contains_many(keys[removed - 1 : len(keys) // 2]).all()
+    assert not f.is_full and f._stages[0][3] is False
+    assert f.contains_many(keys[removed:]).all()
 
 
 def test_removing_everything_from_a_full_filter():
@@ -346,10 +371,12 @@ def test_removing_everything_from_a_full_filter():
 
 
 def test_remove_many_on_a_full_filter_frees_it():
-    f, keys = full_filter(seed=11)
+    f, keys, refused = refused_filter(seed=11)
+    f = with_victim(f, refused)
+    assert f.is_full
     f.remove_many(keys[:50])
-    assert not f.is_full and len(f) == len(keys) - 50
-    assert f.contains_many(keys[50:]).all()
+    assert not f.is_full and len(f) == len(keys) + 1 - 50
+    assert f.contains_many(keys[50:]).all() and refused in f
 
 
 # --- duplicates -----------------------------------------------------------
@@ -435,7 +462,8 @@ def test_remove_many_is_all_or_nothing():
 
 
 def test_remove_many_failure_restores_a_full_filter_exactly():
-    f, keys = full_filter(seed=4)
+    f, keys, refused = refused_filter(seed=4)
+    f = with_victim(f, refused)
     before = f.to_bytes()
     absent = next(k for k in range(2**40, 2**41) if f.count(k) == 0)
     with pytest.raises(KeyError, match=f"key at index {len(keys)} is not"):
@@ -516,7 +544,10 @@ def test_auto_grow_grows_instead_of_failing():
     assert len(stages) == f.num_stages == 6
     assert [bits for _, bits, _, _ in stages] == list(range(11, 17))
     assert [buckets for buckets, _, _, _ in stages] == [f._stages[0][0] << s for s in range(6)]
-    assert all(full for _, _, _, full in stages[:-1])
+    # Each older stage took keys until one was refused, nearly full; no
+    # fingerprint sits in a victim slot.
+    assert all(stored / (buckets * 4) > 0.9 for buckets, _, stored, _ in stages[:-1])
+    assert not any(victim for _, _, _, victim in stages)
     assert f.num_buckets == sum(buckets for buckets, _, _, _ in stages)
     assert f.nbytes == sum(math.ceil(b * 4 * bits / 8) for b, bits, _, _ in stages)
     assert f.error_rate == 0.01 and f.fingerprint_bits == 11
@@ -741,7 +772,8 @@ def test_documented_key_to_slot_derivation_matches_the_filter(bucket_size, bits)
 @pytest.mark.parametrize("kind", ["empty", "partial", "full", "grown"])
 def test_round_trips_are_byte_exact(kind, tmp_path):
     if kind == "full":
-        f, _ = full_filter(seed=1)
+        f, _, refused = refused_filter(seed=1)
+        f = with_victim(f, refused)
         assert f._stages[0][3]
     else:
         f = CuckooFilter(1000, 0.001, seed=5, auto_grow=kind == "grown")
@@ -776,8 +808,8 @@ def sample_frame():
 
 
 def full_frame():
-    f, _ = full_filter(capacity=100, fingerprint_bits=12)
-    return f.to_bytes()
+    f, _, refused = refused_filter(capacity=100, fingerprint_bits=12)
+    return with_victim(f, refused).to_bytes()
 
 
 @pytest.mark.parametrize(

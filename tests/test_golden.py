@@ -76,11 +76,24 @@ def test_every_type_and_shape_is_pinned():
 def test_todays_filters_still_build_the_current_golden_files():
     # Building the golden filters now gives the newest directory's frames
     # byte for byte (when it was written by today's format version).
+    # Except frames holding a cuckoo victim: they were written when a failed
+    # eviction walk parked its fingerprint there (and the next key opened a
+    # stage); today the walk is undone and the refused key opens the stage
+    # itself (docs/cuckoo.md), so the same keys build other, equally valid
+    # stages. Those frames still load and answer as recorded (above).
     newest = max(GOLDEN.glob("v*"), key=lambda p: int(p.name[1:]))
+    parked = set()
     for name, (filter_, _) in make_golden.golden_filters().items():
         frame = (newest / f"{name}.bkf").read_bytes()
-        if frame[8:10] == WRITTEN_VERSION:
-            assert filter_.to_bytes() == frame, name
+        if frame[8:10] != WRITTEN_VERSION:
+            continue
+        if isinstance(filter_, bloomkit.CuckooFilter):
+            secret = make_golden.SECRETS.get(name)
+            if any(victim for *_, victim in bloomkit.load(frame, secret_key=secret)._stages):
+                parked.add(name)
+                continue
+        assert filter_.to_bytes() == frame, name
+    assert parked == {"cuckoo-auto-grown", "keyed-cuckoo-auto-grown"}
 
 
 # SHA-256 of to_bytes() of each golden filter built today from its fixed keys,
@@ -88,6 +101,9 @@ def test_todays_filters_still_build_the_current_golden_files():
 # the manifest, so regenerating the golden files cannot hide a change: any
 # change to hashing, probe positions, layouts or framing fails this test,
 # and needs a new format version (docs/FORMAT.md, compatibility policy).
+# The two auto-grown cuckoo digests changed once without one: an insert
+# policy change (failed walks undone, the refused key opens the next stage),
+# not a format change; their v2 golden files still load and answer as recorded.
 TO_BYTES_SHA256 = {
     "bloom-blocked512": "1620e3dca28564e4dac134c20bc91f6b021e8d2c5fe1968510ecccc8eff74ee2",
     "bloom-classic": "2500dea29fe0994452e94fa99b4d40147aa4170428971d3b6b57d2d5a15e2284",
@@ -96,9 +112,9 @@ TO_BYTES_SHA256 = {
     "counting-4": "14ff30f47d204bd1a93eede444fb8c3c38e1ccf4eb888120b801f44ad0271959",
     "counting-8": "a6bbb94d3dc98ca72d63b904efa939fe915549becc8e0522574d7487cbcd87e5",
     "cuckoo": "2197de959cddfdaffd0fcc0214137eadeac6a42192ce42225095205bf014632d",
-    "cuckoo-auto-grown": "aad3c9a4738f7fa8f883869005d3f700005d97df5705066a7761e56e0036845f",
+    "cuckoo-auto-grown": "c1ed8ef35c72dfbfc1d039cd9e40d6a6d5b6855d0b3405b4cd1962261ef52513",
     "keyed-bloom-split_block": "12021d19165a07131897eec30905132b1cb6f7194f03de5c1a5857f7b5c296be",
-    "keyed-cuckoo-auto-grown": "8d6930f7a2df1474041f60fb0c7db21897afbf0edcacb28c43a9ab44690a3943",
+    "keyed-cuckoo-auto-grown": "ad6efdfdb977e6b9b1f2368d5d8c13030b3e20328e649773806da13e4ce7584f",
     "scalable-grown-blocked512": "ace129f289406fb067f4075fa61d2fd4d3f1c31ff206af92acccd82b95d8b0cf",
     "scalable-grown-classic": "d045519f39271a6baa1bea6dbf7d2bf3b3f10c4329a82c329fbb737aafbc42dc",
     "scalable-grown-split_block": "9faa735d59bb71e757e534f05caf4134547159c09e92a197a81b1d40c1f24d4e",

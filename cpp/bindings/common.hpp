@@ -207,6 +207,85 @@ py::bytes frame_to_bytes(Guarded<Core>& self) {
     }
 }
 
+// --- zero-copy pickling (PEP 574) ---
+
+// Records a frame as pieces instead of copying it: the small writes (header,
+// params, padding, stage headers, checksum) as bytes, each large block (the
+// ByteWriter passes bit arrays and tables through unbuffered) as a pointer
+// into the filter's own memory. The checksum is still computed over every
+// byte on the way, so the pieces concatenate to exactly to_bytes().
+class PartsSink : public bloomkit::FrameSink {
+  public:
+    struct Part {
+        std::string bytes;              // a small piece, or
+        const uint8_t* data = nullptr;  // a view of filter memory
+        size_t len = 0;
+    };
+    // Blocks this large are referenced, smaller ones copied: only the
+    // payload arrays reach it (ByteWriter's buffer is 64 KiB).
+    static constexpr size_t kViewAtLeast = size_t(1) << 16;
+
+    void write(const uint8_t* data, size_t len) override {
+        if (len >= kViewAtLeast) {
+            parts_.push_back(Part{std::string(), data, len});
+            return;
+        }
+        if (parts_.empty() || parts_.back().data != nullptr) parts_.emplace_back();
+        parts_.back().bytes.append(reinterpret_cast<const char*>(data), len);
+    }
+    const std::vector<Part>& parts() const { return parts_; }
+
+  private:
+    std::vector<Part> parts_;
+};
+
+// A read-only buffer over part of a filter's memory that keeps the filter
+// object alive; what the pickle's PickleBuffer wraps.
+struct FrameView {
+    py::object owner;
+    const uint8_t* data;
+    size_t len;
+};
+
+inline void bind_frame_view(py::module_& m) {
+    py::class_<FrameView>(m, "_FrameView", py::buffer_protocol())
+        .def_buffer([](FrameView& v) {
+            return py::buffer_info(const_cast<uint8_t*>(v.data), 1, py::format_descriptor<uint8_t>::format(), 1,
+                                   {static_cast<py::ssize_t>(v.len)}, {py::ssize_t(1)}, /*readonly=*/true);
+        })
+        .def("__len__", [](const FrameView& v) { return v.len; });
+}
+
+// A frame given as several buffers (the pieces of _frame_parts()), read in
+// order as one: loading a pickle with out-of-band buffers copies each byte
+// once, straight into the new filter.
+class PartsSource : public bloomkit::ByteSource {
+  public:
+    explicit PartsSource(const std::vector<std::unique_ptr<ByteBuffer>>& parts) : parts_(parts) {}
+    size_t read_some(uint8_t* out, size_t len) override {
+        while (index_ < parts_.size() && offset_ == parts_[index_]->size()) {
+            ++index_;
+            offset_ = 0;
+        }
+        if (index_ == parts_.size()) return 0;
+        const ByteBuffer& part = *parts_[index_];
+        const size_t n = std::min(len, part.size() - offset_);
+        std::memcpy(out, part.data() + offset_, n);
+        offset_ += n;
+        return n;
+    }
+    bool known_size(uint64_t& size) const override {
+        size = 0;
+        for (const auto& part : parts_) size += part->size();
+        return true;
+    }
+
+  private:
+    const std::vector<std::unique_ptr<ByteBuffer>>& parts_;
+    size_t index_ = 0;
+    size_t offset_ = 0;
+};
+
 template <class Core>
 py::object common_add(Guarded<Core>& self, py::handle key) {
     const Hash128 h = hash_key(key, self.hashing);
@@ -289,6 +368,15 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
                 return read_guarded<Core>(source, key);
             }),
             py::arg("frame"), py::kw_only(), py::arg("key") = py::none());
+    // `parts` (keyword-only): the frame as a sequence of buffers, as
+    // _frame_parts() gives it and a protocol 5 pickle carries it.
+    cls.def(py::init([](py::sequence parts, py::handle key) {
+                std::vector<std::unique_ptr<ByteBuffer>> buffers;
+                for (py::handle part : parts) buffers.push_back(std::make_unique<ByteBuffer>(part));
+                PartsSource source(buffers);
+                return read_guarded<Core>(source, key);
+            }),
+            py::kw_only(), py::arg("parts"), py::arg("key") = py::none());
     // `fd` (keyword-only, so no other argument is ever taken for one) is an
     // open file whose header the caller has validated (bloomkit/_io.py); a
     // regular file is read from offset 0, anything else from where it is.
@@ -368,6 +456,23 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             }
         },
         py::arg("fd"), "Stream the frame to an open file descriptor (no copy of the filter in memory).");
+    // The frame as pieces whose concatenation is to_bytes(): bytes for the
+    // small ones, a _FrameView of the filter's memory (no copy) for each
+    // large block. Only for cores whose storage never moves or is freed
+    // while the object lives (the Python layer decides; docs/RELIABILITY.md).
+    cls.def("_frame_parts", [](py::object self_obj) {
+        G& self = self_obj.cast<G&>();
+        PartsSink sink;
+        self.guard.released_read([&] { serialize_keyed(self.core, self.hashing, sink); });
+        py::list out;
+        for (const PartsSink::Part& part : sink.parts()) {
+            if (part.data == nullptr)
+                out.append(py::bytes(part.bytes));
+            else
+                out.append(py::cast(FrameView{self_obj, part.data, part.len}));
+        }
+        return py::tuple(out);
+    });
     cls.def("_equals", [](G& self, G& other) {
         if (!same_hashing(self.hashing, other.hashing)) return false;
         return read_pair(self.guard, other.guard, [&] { return self.core == other.core; });

@@ -62,7 +62,7 @@ void bind_cuckoo(py::module_& m) {
         const std::vector<Stage> stages = self.guard.read([&] {
             std::vector<Stage> out;
             for (const CuckooTable& t : self.core.stages())
-                out.emplace_back(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.full());
+                out.emplace_back(t.num_buckets(), t.table().fingerprint_bits(), t.size(), t.victim().used);
             return out;
         });
         py::list out;

@@ -176,6 +176,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("available_memory", &bloomkit::available_memory,
           "Bytes the system can still give this process (MemAvailable + SwapFree, cgroup limit).");
 
+    bloomkit_py::bind_frame_view(m);
     bloomkit_py::bind_bloom(m);
     bloomkit_py::bind_cuckoo(m);
     bloomkit_py::bind_counting_bloom(m);

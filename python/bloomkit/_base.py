@@ -79,6 +79,10 @@ class FilterBase:
     # What len() counts, for the command line's --stats: None for an estimate
     # from the bits (Swamidass & Baldi), else the label of an exact count.
     _exact_len_label = None
+    # Whether a protocol 5 pickle may view the filter's memory in place:
+    # only for cores whose storage is never moved or freed while the object
+    # lives (one fixed array: Bloom, counting), and never a mapped file.
+    _pickles_in_place = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -158,13 +162,26 @@ class FilterBase:
         cls._core_class.__init__(instance, data, key=key)
         return instance
 
+    @classmethod
+    def _from_frame_parts(cls, *parts):
+        """Rebuild a filter from the pieces of a frame (a protocol 5 pickle), reading each byte once."""
+        instance = cls.__new__(cls)
+        cls._core_class.__init__(instance, parts=parts)
+        return instance
+
     def __reduce_ex__(self, protocol):
         # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
         # validating deserializer, never code from the pickle. With protocol
         # 5 the frame is a PickleBuffer, so a pickler with a buffer_callback
-        # passes it out of band without copying it into the stream. A keyed
+        # passes it out of band without copying it into the stream; where
+        # the storage cannot move (_pickles_in_place), the frame goes as
+        # pieces whose large ones are PickleBuffers over the filter's own
+        # memory, so not even to_bytes()'s copy is made (PEP 574). A keyed
         # filter refuses: its key must not travel with it.
         _keyed.refuse_pickle(self)
+        if protocol >= 5 and self._pickles_in_place and getattr(self, "_file", None) is None:
+            parts = tuple(p if isinstance(p, bytes) else pickle.PickleBuffer(p) for p in self._frame_parts())
+            return (type(self)._from_frame_parts, parts)
         frame = self.to_bytes()
         if protocol >= 5:
             frame = pickle.PickleBuffer(frame)

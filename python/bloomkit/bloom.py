@@ -57,6 +57,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     """
 
     _core_class = _core.BloomCore
+    _pickles_in_place = True
 
     def __new__(cls, *args, hashing="bloomkit", **kwargs):
         # hashing="spark": Spark's hashing and layout, a separate class

@@ -75,6 +75,7 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
     """
 
     _core_class = _core.CountingBloomCore
+    _pickles_in_place = True
 
     def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4, secret_key=None):
         key = _keyed.master_key(secret_key)

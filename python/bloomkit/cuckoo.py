@@ -46,9 +46,9 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
         MurmurHash3 seed in [0, 2**32); also seeds the eviction walk, so
         the same operations always give the same filter.
     auto_grow : bool, keyword-only, default False
-        When the filter is full, open a new table (a "stage") with twice the
-        buckets and one more fingerprint bit instead of raising
-        :class:`FilterFullError`. Lookups then read every stage. The
+        When the newest table refuses a key, open a new table (a "stage")
+        with twice the buckets and one more fingerprint bit for it instead of
+        raising :class:`FilterFullError`. Lookups then read every stage. The
         fingerprint width is chosen so that the false-positive rate summed
         over every possible stage stays under ``error_rate``.
 
@@ -63,12 +63,13 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
       fit) without changing anything. For set semantics (dedup, "seen
       before?") use :meth:`add_new_many` / :meth:`update_new`, which store a
       key only when it is absent; one key at a time, ``if key not in f: f.add(key)``.
-    * Never lossy: when an insert's eviction walk (at most 500 moves) fails,
-      the fingerprint it still holds is kept in a victim slot that lookups
-      check, the insert succeeds, and the filter is full: every later
-      ``add`` raises :class:`FilterFullError` (a subclass of
-      ``RuntimeError``) until a removal frees room. Every key added before
-      stays findable.
+    * A refused insert changes nothing: when an insert's eviction walk (at
+      most 500 moves) finds no free slot, or the key's two buckets are held
+      by fingerprints that cannot move (another key's copies), the walk is
+      undone and :class:`FilterFullError` (a subclass of ``RuntimeError``)
+      is raised for that key only; the filter is byte for byte as before
+      and other keys still go in. ``is_full`` is True only when no slot is
+      free. Every key added before stays findable.
     * Only remove keys that were added: removing a never-added key that
       happens to match a stored fingerprint deletes another key's copy.
 
@@ -177,7 +178,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
 
     @property
     def load_factor(self) -> float:
-        """Fingerprints stored / slots, over every stage (the victim slot counts as stored)."""
+        """Fingerprints stored / slots, over every stage (a victim loaded from an older file counts as stored)."""
         return len(self) / (self.num_buckets * self.bucket_size)
 
     def estimated_fpr(self) -> float:

@@ -14,11 +14,11 @@
 // it is compared with matches with probability 1/(2^f - 1), so the
 // false-positive rate is at most 1 - (1 - 1/(2^f - 1))^(2b) ~ 2b / 2^f.
 //
-// Nothing is ever silently dropped: when the eviction walk gives up, the
-// fingerprint left in hand goes to a one-entry victim slot that lookups,
-// counts and removals consult, and the table reports itself full. The next
-// insert then fails with FilterFullError (or, with auto_grow, opens a new,
-// larger table: see CuckooFilter).
+// Nothing is ever silently dropped, and a refused insert changes nothing:
+// when the eviction walk gives up it is undone move by move, and the insert
+// fails with FilterFullError (or, with auto_grow, the key goes to a new,
+// larger table: see CuckooFilter). A refusal concerns that key only; the
+// filter is full (every insert refused) only when no slot is free.
 #pragma once
 
 #include <cstddef>
@@ -37,9 +37,9 @@
 
 namespace bloomkit {
 
-// Raised when a key cannot be stored because the filter is full (no free
-// slot reachable by the eviction walk, no stage left to open). The filter is
-// unchanged by the failing insert.
+// Raised when a key cannot be stored for lack of room (no free slot, or none
+// reachable by the eviction walk or from its buckets, and no stage left to
+// open). The filter is unchanged by the failing insert.
 // `index` is the key's position in a batch, or kNoIndex for a single key.
 class FilterFullError : public std::runtime_error {
   public:
@@ -143,9 +143,9 @@ struct CuckooGeometry {
 // like the scalable Bloom filter (Almeida et al., 2007). Doubling one table
 // in place would need hash bits a stored fingerprint does not keep (or
 // would steal fingerprint bits and double the false-positive rate each
-// time). So a full filter opens a new stage with twice the buckets and one
-// more fingerprint bit; inserts go to the newest stage, lookups check every
-// stage. Stage s has a false-positive bound of about 2b / 2^(f+s), so the
+// time). So a key the newest table refuses goes to a new stage with twice
+// the buckets and one more fingerprint bit; inserts go to the newest stage,
+// lookups check every stage. Stage s has a false-positive bound of about 2b / 2^(f+s), so the
 // whole chain stays below 2 * 2b / 2^f (python/bloomkit/calc.py sizes f for
 // that). Stages refine one another (CuckooTable::probe), which makes
 // removal safe across stages (remove()).
@@ -186,7 +186,9 @@ class CuckooFilter {
         for (const CuckooTable& t : stages_) n += t.table().nbytes();
         return n;
     }
-    // True when the next add of a new key would raise FilterFullError.
+    // True when every add would raise FilterFullError: no slot free in the
+    // newest stage and no stage left to open. Single keys can be refused
+    // before that (their walk finds no free slot); that is not "full".
     bool full() const { return stages_.back().full() && !can_grow(); }
 
     // Inserts one more copy of the key; returns whether a matching
@@ -436,7 +438,7 @@ class CuckooFilter {
     }
 
   private:
-    enum class Outcome { Stored, Full, DuplicateLimit, CannotGrow };
+    enum class Outcome { Stored, Full, WalkFailed, Trapped, DuplicateLimit, CannotGrow };
 
     bool can_grow() const { return geometry_.auto_grow && stages_.size() < geometry_.max_stages(); }
 
@@ -446,25 +448,41 @@ class CuckooFilter {
                              static_cast<unsigned>(s));
     }
 
+    // Stores the key in the newest stage. With auto_grow, a key that stage
+    // refuses for lack of room (full, walk failed, trapped) goes to a new
+    // stage, which is empty and so always takes it; later keys go there too.
+    // A refusal without growth changes nothing.
     Outcome insert(Hash128 h, bool& present) {
-        if (stages_.back().full()) {
-            if (!geometry_.auto_grow) return Outcome::Full;
-            if (!can_grow()) return Outcome::CannotGrow;
-            add_stage();
+        if (!stages_.back().full()) {
+            present = contains(h);
+            CuckooTable& t = stages_.back();
+            const Outcome outcome = place_in(t, t.probe(h), h);
+            if (outcome == Outcome::Stored || outcome == Outcome::DuplicateLimit || !geometry_.auto_grow)
+                return outcome;
+        } else if (!geometry_.auto_grow) {
+            return Outcome::Full;
         }
+        if (!can_grow()) return Outcome::CannotGrow;
         present = contains(h);
+        add_stage();
         CuckooTable& t = stages_.back();
         return place_in(t, t.probe(h), h);
     }
 
-    // Stores the key with probe p in table t (which is not full).
+    // Stores the key with probe p in table t (which is not full), or refuses
+    // and leaves t unchanged.
     static Outcome place_in(CuckooTable& t, const CuckooTable::Probe& p, Hash128 h) {
         // The walk's random choices come from SplitMix64 seeded with the
         // whole digest; its output bits are unrelated to the digest bits that
         // chose the bucket and the fingerprint.
         const uint64_t walk_seed = h.h1 ^ detail::rotl64(h.h2, 32);
-        if (t.place(p.i1, p.fp, walk_seed) == CuckooTable::Placed::DuplicateLimit) return Outcome::DuplicateLimit;
-        return Outcome::Stored;
+        switch (t.place(p.i1, p.fp, walk_seed)) {
+            case CuckooTable::Placed::InTable: return Outcome::Stored;
+            case CuckooTable::Placed::DuplicateLimit: return Outcome::DuplicateLimit;
+            case CuckooTable::Placed::Trapped: return Outcome::Trapped;
+            case CuckooTable::Placed::WalkFailed: break;
+        }
+        return Outcome::WalkFailed;
     }
 
     [[noreturn]] void fail(Outcome outcome, uint64_t index) const {
@@ -475,6 +493,21 @@ class CuckooFilter {
                 what += "CuckooFilter is full (" + std::to_string(size()) + " fingerprints in " +
                         std::to_string(num_slots()) +
                         " slots); remove keys, or create it with a larger capacity or auto_grow=True";
+                break;
+            case Outcome::WalkFailed:
+                what += "no room for the key in the CuckooFilter: its eviction walk found no free slot in " +
+                        std::to_string(kCuckooMaxKicks) + " moves (" + std::to_string(size()) + " fingerprints in " +
+                        std::to_string(num_slots()) +
+                        " slots); the filter is unchanged; remove keys, or create it with a larger capacity or "
+                        "auto_grow=True";
+                break;
+            case Outcome::Trapped:
+                what +=
+                    "no room for the key in the CuckooFilter: its two buckets are full of fingerprints whose "
+                    "only buckets are those two (another key's copies), so no eviction can free a slot; the "
+                    "filter is not full (" +
+                    std::to_string(size()) + " fingerprints in " + std::to_string(num_slots()) +
+                    " slots) and other keys still fit";
                 break;
             case Outcome::DuplicateLimit:
                 what +=

@@ -64,7 +64,15 @@ class CuckooTable {
         bool from_victim;
     };
 
-    enum class Placed { InTable, InVictim, DuplicateLimit };
+    // How place() ended. Only InTable changes the table: every refusal
+    // leaves it exactly as it was.
+    //   DuplicateLimit: both buckets hold nothing but this fingerprint.
+    //   Trapped: both buckets are full of fingerprints whose two buckets are
+    //     these same two (e.g. another key's 2b copies), so no walk can leave
+    //     them; the rest of the table may be nearly empty.
+    //   WalkFailed: the eviction walk found no free slot in kCuckooMaxKicks
+    //     moves, and was undone.
+    enum class Placed { InTable, DuplicateLimit, Trapped, WalkFailed };
 
     // Stage `stage` of a filter whose first table has base_buckets buckets
     // and base_bits-bit fingerprints: base_buckets << stage buckets of
@@ -158,37 +166,51 @@ class CuckooTable {
         table_.prefetch(p.i2);
     }
 
-    // Stores fp whose first bucket is i1. Call only when !full(). The
-    // eviction walk's choices come from `walk_seed`.
+    // Stores fp whose first bucket is i1, or refuses and changes nothing.
+    // Call only when !full(). The eviction walk's choices come from
+    // `walk_seed`.
     Placed place(uint64_t i1, uint32_t fp, uint64_t walk_seed) {
         const uint64_t i2 = alternate(i1, fp);
         if (put(i1, fp) || put(i2, fp)) return Placed::InTable;
         // Both buckets are full. If every slot of both already holds this
         // fingerprint, a walk could only swap equal fingerprints between the
-        // two buckets, fail, and fill the victim slot: refuse instead, so
-        // a key added too often does not make the filter full for others.
+        // two buckets: refuse, naming the real cause (too many copies).
         const unsigned b = table_.bucket_size();
         if (table_.count_in_bucket(i1, fp) == b && (i2 == i1 || table_.count_in_bucket(i2, fp) == b))
             return Placed::DuplicateLimit;
+        // The same holds, with other fingerprints, when each fingerprint in
+        // the two buckets has exactly these two buckets: the walk would only
+        // shuffle them between the pair. Refusing without walking keeps the
+        // error cheap and precise ("the filter is not full").
+        if (closed_pair(i1, i2)) return Placed::Trapped;
 
         // Random-walk eviction (the paper's Algorithm 1): put fp in a random
         // slot of one of its buckets, pick up the fingerprint that was there
-        // and carry it to its other bucket, until a free slot turns up.
+        // and carry it to its other bucket, until a free slot turns up. Each
+        // move's slot is logged so that a walk that fails can be reversed:
+        // the paper (and its reference code) keeps the last fingerprint in a
+        // victim slot instead and declares the table full, which made one
+        // unplaceable key refuse every later key. 500 slots = 4 KB of stack.
+        uint64_t moved[kCuckooMaxKicks];
         uint64_t state = walk_seed;
         uint64_t bucket = (detail::splitmix64(state) & 1) ? i2 : i1;
         for (unsigned kick = 0; kick < kCuckooMaxKicks; ++kick) {
             const uint64_t slot = table_.first_slot(bucket) + fast_range64(detail::splitmix64(state), b);
+            moved[kick] = slot;
             const uint32_t evicted = table_.get(slot);
             table_.set(slot, fp);
             fp = evicted;
             bucket = alternate(bucket, fp);
             if (put(bucket, fp)) return Placed::InTable;
         }
-        // Give up, but keep the fingerprint in hand: it is still one of the
-        // filter's keys. The table is now full.
-        victim_ = Victim{true, fp, bucket};
-        ++count_;
-        return Placed::InVictim;
+        // Undo, newest move first: each slot gets back the fingerprint it
+        // held, and the one in hand at the end is the one we started with.
+        for (unsigned kick = kCuckooMaxKicks; kick-- > 0;) {
+            const uint32_t there = table_.get(moved[kick]);
+            table_.set(moved[kick], fp);
+            fp = there;
+        }
+        return Placed::WalkFailed;
     }
 
     // Removes one fingerprint matching the key (the victim's first, so a
@@ -224,30 +246,36 @@ class CuckooTable {
         ++count_;
     }
 
-    // After a removal freed a slot, moves the victim back into the table
-    // (the reference implementation does the same), so the filter stops
-    // being full. With one free slot in a ~96 % full table a single 500-kick
-    // walk misses it about one time in ten, so up to kSettleWalks walks are
-    // tried, each starting from the victim the last one left (nothing is
-    // lost in between). If every walk fails, or the victim's buckets are
-    // both full of its own fingerprint, the filter stays full.
+    // A victim slot is only ever filled by files written before failed
+    // walks were undone (their walks kept the fingerprint in hand there and
+    // declared the table full); it is still read, checked by lookups and
+    // removals, and counted. After a removal frees a slot, the victim is
+    // moved back into the table (the reference implementation does the
+    // same), so the filter stops being full. With one free slot in a ~96 %
+    // full table a single 500-kick walk misses it about one time in ten, so
+    // up to kSettleWalks walks are tried, each with its own seed (a failed
+    // walk changes nothing). If every walk fails, or the victim's buckets
+    // are closed to it, it stays where it is.
     static constexpr unsigned kSettleWalks = 8;
 
     void settle_victim() {
         for (unsigned walk = 0; walk < kSettleWalks && victim_.used; ++walk) {
             const Victim v = victim_;
-            victim_ = Victim{};
-            --count_;
             const uint64_t walk_seed = detail::fmix64(v.bucket ^ (uint64_t(v.fp) << 32) ^ (uint64_t(walk) << 56));
-            if (place(v.bucket, v.fp, walk_seed) == Placed::DuplicateLimit) {
-                victim_ = v;
-                ++count_;
+            const Placed placed = place(v.bucket, v.fp, walk_seed);
+            if (placed == Placed::InTable) {
+                victim_ = Victim{};
+                --count_;  // place() counted it again in the table
                 return;
             }
+            if (placed != Placed::WalkFailed) return;
         }
     }
 
-    bool full() const { return victim_.used; }
+    // True when no key can be placed: every slot holds a fingerprint, or a
+    // victim from an older file is waiting. A table refuses individual keys
+    // (WalkFailed) before that, from about its planned load (docs/cuckoo.md).
+    bool full() const { return victim_.used || count_ >= table_.num_slots(); }
     uint64_t size() const { return count_; }
     const Victim& victim() const { return victim_; }
     const FingerprintTable& table() const { return table_; }
@@ -330,6 +358,19 @@ class CuckooTable {
         if (i == table_.bucket_size()) return false;
         table_.set(table_.first_slot(bucket) + i, fp);
         ++count_;
+        return true;
+    }
+
+    // Whether every fingerprint in (full) buckets i1 and i2 has {i1, i2} as
+    // its pair of buckets, so that no eviction can move one out of them.
+    bool closed_pair(uint64_t i1, uint64_t i2) const {
+        for (uint64_t bucket : {i1, i2}) {
+            const uint64_t first = table_.first_slot(bucket);
+            for (unsigned i = 0; i < table_.bucket_size(); ++i) {
+                const uint64_t other = alternate(bucket, table_.get(first + i));
+                if (other != i1 && other != i2) return false;
+            }
+        }
         return true;
     }
 
