@@ -7,8 +7,10 @@
 //         those pages. Writes are refused (ReadOnlyError) before they happen.
 //   "r+"  writable, MAP_SHARED: every process that maps the file sees (and
 //         writes) the same pages, so each word is written with an atomic OR
-//         (StorageAccess::Shared, layouts.hpp AtomicOr): no lost bits and
-//         exact test-and-set results, without a lock per add.
+//         (StorageAccess::Shared, layouts.hpp AtomicOr): no lost bits.
+//         Exact test-and-set answers across processes need lock_writers()
+//         (writer_lock.hpp): each add, and each chunk of a batch, under an
+//         exclusive lock on the file.
 //   "w+"  creates the file: header, params and padding are written, the file
 //         is extended with ftruncate (sparse: the payload is all zero and
 //         takes no disk space until written), then mapped as "r+".
@@ -38,6 +40,7 @@
 #include "bloom.hpp"
 #include "format.hpp"
 #include "storage.hpp"
+#include "writer_lock.hpp"
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -139,6 +142,18 @@ class MappedFile {
     uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
     bool writable() const { return writable_; }
+
+    // Serialises this process's writes with every other writer that locks
+    // the file (exact test-and-set); `fd` is the file, open read-write. Call
+    // before map_bloom(). A read-only mapping has no writers to serialise.
+    void lock_writers(int fd) {
+#if !defined(_WIN32)
+        if (writable_ && !writer_lock_) writer_lock_.reset(new FileWriterLock(fd, path_));
+#else
+        (void)fd;
+#endif
+    }
+    WriterLock* writer_lock() const { return writer_lock_.get(); }
     StorageAccess access() const { return writable_ ? StorageAccess::Shared : StorageAccess::ReadOnly; }
 
   private:
@@ -168,6 +183,11 @@ class MappedFile {
     std::string path_;
     bool writable_;
     int fd_ = -1;  // the caller's, used only while mapping
+#if !defined(_WIN32)
+    std::unique_ptr<FileWriterLock> writer_lock_;
+#else
+    std::unique_ptr<WriterLock> writer_lock_;
+#endif
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
 };
@@ -191,7 +211,7 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
     // The mapping is writable exactly when access is Shared; BloomFilter
     // refuses every write to ReadOnly storage before it happens.
     return BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
-        return WordStorage::borrow(words, count, file, file->access());
+        return WordStorage::borrow(words, count, file, file->access(), file->writer_lock());
     });
 }
 
