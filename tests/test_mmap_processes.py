@@ -170,3 +170,26 @@ def test_without_exact_no_lock_is_taken(tmp_path):
             assert np.array_equal(f.add_many(["a", "a"]), [False, True])
     finally:
         os.close(fd)
+
+
+def test_threads_adding_the_same_keys_get_one_new_answer_per_key(tmp_path):
+    # Threads of one process share the file's lock descriptor, which does
+    # not exclude them; the lock's mutex does.
+    path = tmp_path / "f.bk"
+    batch = keys(0, KEYS_PER_ROUND)
+    with BloomFilter.open(path, "w+", capacity=10 * KEYS_PER_ROUND, error_rate=1e-6) as f:
+        barrier, news = threading.Barrier(WORKERS), []
+
+        def add(i):
+            barrier.wait(60)
+            if i % 2:
+                news.append(sum(int((~f.add_many(batch[j : j + 997])).sum()) for j in range(0, len(batch), 997)))
+            else:
+                news.append(sum(not f.add(k) for k in batch))
+
+        threads = [threading.Thread(target=add, args=(i,)) for i in range(WORKERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert sum(news) == KEYS_PER_ROUND, news
