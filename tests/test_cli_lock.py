@@ -94,3 +94,18 @@ def test_lock_file_is_a_sidecar_and_stays(tmp_path):
     _build(path, b"x\n", 1000)
     assert (tmp_path / "f.bk.lock").exists()
     assert "x" in bloomkit.load(path)
+
+
+def test_merge_into_a_file_waits_for_an_add_run_and_keeps_every_key(tmp_path):
+    path, other = tmp_path / "a.bk", tmp_path / "b.bk"
+    _build(path, b"", 100_000)
+    b = [f"b{i}".encode() for i in range(20_000)]
+    _build(other, b"\n".join(b) + b"\n", 100_000)
+    a = [f"a{i}".encode() for i in range(20_000)]
+    merge = ["merge", path, other, "-o", path]
+    waiting, _, _ = _overlapping_runs(tmp_path, path, ["add", path], merge, a, [])
+    assert waiting.startswith(f"bloomkit: waiting for {path}: another bloomkit run is writing it")
+    # merge read A after add saved it: both runs' keys are in A.
+    merged = bloomkit.load(path)
+    assert merged.contains_many(a).all()
+    assert merged.contains_many(b).all()

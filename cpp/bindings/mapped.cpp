@@ -49,7 +49,10 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
                  return AccessGuard::without_gil([&] { return MappedFile::open(fd, path, map_mode); });
              }),
              py::arg("fd"), py::arg("path"), py::arg("mode"))
+        .def("_lock_writers", &MappedFile::lock_writers, py::arg("fd"),
+             "Exact test-and-set: serialise this process's adds with other writers of the file.")
         .def_property_readonly("writable", &MappedFile::writable)
+        .def_property_readonly("exact", [](const MappedFile& f) { return f.writer_lock() != nullptr; })
         .def_property_readonly("size", &MappedFile::size);
 
     m.def(

@@ -128,18 +128,28 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
 
     # -- file-backed filters (docs/decisions.md, "File-backed filters") ---
     _file = None  # the bloomkit._core.MappedFile of a filter made by open()
+    _shared_as = None  # (absolute path, "r" or "r+", (st_dev, st_ino)): what a pickle reopens
 
     @classmethod
-    def open(cls, path, mode="r", *, capacity=None, error_rate=0.01, seed=0, layout=None, verify=False):
+    def open(cls, path, mode="r", *, capacity=None, error_rate=0.01, seed=0, layout=None, verify=False, exact=True):
         """A filter whose bits are the file at ``path``, mapped into memory (no copy).
 
         ``mode="r"`` maps a saved filter read-only: opening is O(1), memory
         grows only by the pages lookups touch, and every process sharing the
         file shares those pages; any write raises ``io.UnsupportedOperation``.
         ``"r+"`` maps it writable and shared: adds from many processes land
-        in the file with atomic 64-bit ORs (no lost bits, no lock per add).
-        ``"w+"`` creates the file for ``capacity``/``error_rate``/``seed``/
-        ``layout`` (as the constructor) without building the filter in RAM.
+        in the file with atomic 64-bit ORs (no lost bits). With ``exact``
+        (the default) each add, and each 256-key chunk of a batch, holds an
+        exclusive lock on the file, so of all processes and threads adding
+        one key exactly one is told it is new; ``exact=False`` skips the
+        lock, and a key added by several writers at once may be reported
+        new to more than one. ``"w+"`` creates the file for ``capacity``/
+        ``error_rate``/``seed``/``layout`` (as the constructor) without
+        building the filter in RAM, then maps it as ``"r+"``.
+
+        Pickling an open filter (``multiprocessing``) sends its path and mode:
+        the receiver maps the same file (``ValueError`` if the file at that
+        path was replaced since), never a private copy.
 
         ``"w+"`` reserves the file's disk space (a full disk is an ``OSError``
         here) and replaces an existing file by rename, never in place.
@@ -151,7 +161,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         writer died loads as "not closed cleanly", and
         ``BloomFilter.open(path, "r+").close()`` repairs it.
         """
-        return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify)
+        return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact)
 
     def flush(self) -> None:
         """Sync the mapping to the file; the only writer also writes the checksum first.
@@ -174,6 +184,12 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
 
     def __enter__(self):
         return self
+
+    def __reduce_ex__(self, protocol):
+        # A mapped filter crosses a process boundary as its file (_mapped.py).
+        if self._file is not None:
+            return _mapped.reduce_mapped(self)
+        return super().__reduce_ex__(protocol)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.close()

@@ -41,6 +41,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
     _file: _core.MappedFile | None
+    _shared_as: tuple[str, str, tuple[int, int]] | None
     @classmethod
     def open(
         cls,
@@ -52,6 +53,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         seed: int = 0,
         layout: Literal["classic", "blocked512", "split_block"] | None = None,
         verify: bool = False,
+        exact: bool = True,
     ) -> BloomFilter: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...

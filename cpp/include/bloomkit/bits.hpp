@@ -41,6 +41,7 @@ class BitArray {
     const uint64_t* words() const { return words_.data(); }
     uint64_t* words() { return words_.data(); }
     StorageAccess access() const { return words_.access(); }
+    WriterLock* writer_lock() const { return words_.writer_lock(); }
     bool owned() const { return words_.owned(); }
 
     bool test(uint64_t bit) const { return (words_[bit >> 6] >> (bit & 63)) & 1u; }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -190,7 +191,12 @@ class BloomFilter {
     bool add(Hash128 h) {
         uint64_t* words = write_words();
         const uint32_t newly_set = visit_layout([&](const auto& layout) {
-            return shared() ? layout.template add<AtomicOr>(words, h) : layout.add(words, h);
+            if (!shared()) return layout.add(words, h);
+            if (WriterLock* lock = bits_.writer_lock()) {
+                std::lock_guard<WriterLock> exclusive(*lock);
+                return layout.template add<AtomicOr>(words, h);
+            }
+            return layout.template add<AtomicOr>(words, h);
         });
         set_bits_ += newly_set;
         return newly_set == 0;
@@ -221,6 +227,10 @@ class BloomFilter {
     // With threads >= 2, a batch of at least kMinParallelKeys keys from a
     // source two threads may read, into a blocked layout, is split over two
     // threads by block (parallel.hpp); the result is exactly one thread's.
+    // Shared storage with a writer lock (exact test-and-set across
+    // processes) takes the lock around each chunk of hash_chunks, on the
+    // calling thread only: the lock is never held while keys are hashed
+    // (hashing may take the GIL) and is held for one chunk at most.
     template <class Keys>
     void add_many(const Keys& keys, uint8_t* was_present, unsigned threads = 1) {
         if (shared())
@@ -232,17 +242,23 @@ class BloomFilter {
     template <class Or, class Keys>
     void add_many_with(const Keys& keys, uint8_t* was_present, unsigned threads) {
         uint64_t* words = write_words();
+        WriterLock* const lock = bits_.writer_lock();
         visit_layout([&](const auto& layout) {
             using LayoutT = std::decay_t<decltype(layout)>;
             if constexpr (LayoutT::id != Layout::Classic) {
-                if (threads >= 2 && keys.size() >= kMinParallelKeys &&
+                if (lock == nullptr && threads >= 2 && keys.size() >= kMinParallelKeys &&
                     add_by_halves<Or>(layout, words, keys, was_present))
                     return;
             }
             uint64_t newly_set = 0;
             hash_chunks(keys, geometry_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-                newly_set +=
-                    add_digests<Or>(layout, words, digests, count, was_present ? was_present + first : nullptr);
+                uint8_t* found = was_present ? was_present + first : nullptr;
+                if (lock == nullptr) {
+                    newly_set += add_digests<Or>(layout, words, digests, count, found);
+                } else {
+                    std::lock_guard<WriterLock> exclusive(*lock);
+                    newly_set += add_digests<Or>(layout, words, digests, count, found);
+                }
             });
             set_bits_ += newly_set;
         });

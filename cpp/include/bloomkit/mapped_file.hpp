@@ -7,8 +7,10 @@
 //         those pages. Writes are refused (ReadOnlyError) before they happen.
 //   "r+"  writable, MAP_SHARED: every process that maps the file sees (and
 //         writes) the same pages, so each word is written with an atomic OR
-//         (StorageAccess::Shared, layouts.hpp AtomicOr): no lost bits and
-//         exact test-and-set results, without a lock per add.
+//         (StorageAccess::Shared, layouts.hpp AtomicOr): no lost bits.
+//         Exact test-and-set answers across processes need lock_writers()
+//         (writer_lock.hpp): each add, and each chunk of a batch, under an
+//         exclusive lock on the file.
 //   "w+"  fills a new, empty file (the caller's temporary file, renamed over
 //         the path afterwards: _mapped.py): its whole size is reserved with
 //         posix_fallocate first, so a full disk is an ENOSPC here and never
@@ -58,6 +60,7 @@
 #include "bloom.hpp"
 #include "format.hpp"
 #include "storage.hpp"
+#include "writer_lock.hpp"
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -159,9 +162,9 @@ class MappedFile {
     // left to the last one to close.
     void flush() {
         if (!writable_ || data_ == nullptr) return;
-        if (fd_ >= 0 && !forked() && writer_lock(F_WRLCK, false)) {
+        if (fd_ >= 0 && !forked() && writer_share(F_WRLCK, false)) {
             write_checksum();
-            writer_lock(F_RDLCK, true);  // back to one writer among others before anything can fail
+            writer_share(F_RDLCK, true);  // back to one writer among others before anything can fail
         }
         sync("cannot flush");
     }
@@ -182,8 +185,8 @@ class MappedFile {
         if (writable_ && data_ != nullptr) {
             sync("cannot flush");
             if (forked()) return;  // the opener's share of the lock is not this process's to drop
-            writer_lock(F_UNLCK, true);
-            if (writer_lock(F_WRLCK, false)) {
+            writer_share(F_UNLCK, true);
+            if (writer_share(F_WRLCK, false)) {
                 set_open_for_writing(false);
                 write_checksum();
                 sync("cannot flush");
@@ -211,6 +214,18 @@ class MappedFile {
     uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
     bool writable() const { return writable_; }
+
+    // Serialises this process's writes with every other writer that locks
+    // the file (exact test-and-set); `fd` is the file, open read-write. Call
+    // before map_bloom(). A read-only mapping has no writers to serialise.
+    void lock_writers(int fd) {
+#if !defined(_WIN32)
+        if (writable_ && !writer_lock_) writer_lock_.reset(new FileWriterLock(fd, path_));
+#else
+        (void)fd;
+#endif
+    }
+    WriterLock* writer_lock() const { return writer_lock_.get(); }
     StorageAccess access() const { return writable_ ? StorageAccess::Shared : StorageAccess::ReadOnly; }
 
   private:
@@ -238,14 +253,14 @@ class MappedFile {
                                             "place); not mapped");
             fail("cannot lock");
         }
-        if (writable_) writer_lock(F_RDLCK, true);
+        if (writable_) writer_share(F_RDLCK, true);
     }
 
     // The writers' lock on byte 0 (F_RDLCK: one writer among others, F_WRLCK:
     // the only one, F_UNLCK: none). Without waiting, false when another
     // writer's lock is in the way. Without OFD locks (not Linux) there is no
     // count of writers: every writer acts as the only one.
-    bool writer_lock(short type, bool wait) {
+    bool writer_share(short type, bool wait) {
 #if defined(F_OFD_SETLK)
         struct flock range {};
         range.l_type = type;
@@ -306,6 +321,11 @@ class MappedFile {
     bool writable_;
     int fd_ = -1;         // this mapping's own descriptor, holding its locks until close()
     int64_t opener_ = 0;  // the process that mapped the file (forked())
+#if !defined(_WIN32)
+    std::unique_ptr<FileWriterLock> writer_lock_;
+#else
+    std::unique_ptr<WriterLock> writer_lock_;
+#endif
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
 };
@@ -329,7 +349,7 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
     // The mapping is writable exactly when access is Shared; BloomFilter
     // refuses every write to ReadOnly storage before it happens.
     BloomFilter filter = BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
-        return WordStorage::borrow(words, count, file, file->access());
+        return WordStorage::borrow(words, count, file, file->access(), file->writer_lock());
     });
     file->begin_writing();
     return filter;

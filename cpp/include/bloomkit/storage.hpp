@@ -37,6 +37,19 @@ namespace bloomkit {
 //             time: every write must be an atomic OR (layouts.hpp, AtomicOr)
 enum class StorageAccess { Private, ReadOnly, Shared };
 
+// Serialises the writers of Shared storage, when the owner of the mapping
+// asks for exact test-and-set answers (writer_lock.hpp): atomic ORs alone
+// lose no bit, but two processes adding one key can each set a different
+// one of its k bits and both be told it is new. BloomFilter holds it around
+// each test-and-set (one key, or one chunk of a batch); never while Python
+// code runs, so a holder never waits for the GIL.
+class WriterLock {
+  public:
+    virtual ~WriterLock() = default;
+    virtual void lock() = 0;
+    virtual void unlock() = 0;
+};
+
 // A write to read-only storage (Python: io.UnsupportedOperation), and any
 // use of a filter whose mapping was closed (Python: ValueError).
 class ReadOnlyError : public std::logic_error {
@@ -102,14 +115,16 @@ class WordStorage {
     }
 
     // A view of `num_words` words at `words` that this object does not own;
-    // `keep_alive` (may be null) is held for as long as the view exists.
+    // `keep_alive` (may be null) is held for as long as the view exists;
+    // `writer_lock` (Shared storage only, may be null) is owned by it.
     static WordStorage borrow(uint64_t* words, uint64_t num_words, std::shared_ptr<void> keep_alive,
-                              StorageAccess access = StorageAccess::Private) {
+                              StorageAccess access = StorageAccess::Private, WriterLock* writer_lock = nullptr) {
         WordStorage s;
         s.data_ = words;
         s.size_ = num_words;
         s.keep_alive_ = std::move(keep_alive);
         s.access_ = access;
+        s.writer_lock_ = access == StorageAccess::Shared ? writer_lock : nullptr;
         return s;
     }
 
@@ -135,6 +150,7 @@ class WordStorage {
     const uint64_t* data() const { return data_; }
     bool owned() const { return data_ == nullptr || owned_ != nullptr; }
     StorageAccess access() const { return access_; }
+    WriterLock* writer_lock() const { return writer_lock_; }
     uint64_t* begin() { return data_; }
     uint64_t* end() { return data_ + size_; }
     const uint64_t* begin() const { return data_; }
@@ -154,6 +170,7 @@ class WordStorage {
         std::swap(owned_, other.owned_);
         std::swap(keep_alive_, other.keep_alive_);
         std::swap(access_, other.access_);
+        std::swap(writer_lock_, other.writer_lock_);
     }
 
     uint64_t* data_ = nullptr;
@@ -161,6 +178,7 @@ class WordStorage {
     std::unique_ptr<uint64_t, detail::AlignedFree> owned_;
     std::shared_ptr<void> keep_alive_;
     StorageAccess access_ = StorageAccess::Private;
+    WriterLock* writer_lock_ = nullptr;  // kept alive by keep_alive_
 };
 
 }  // namespace bloomkit

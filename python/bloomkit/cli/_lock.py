@@ -1,6 +1,6 @@
 """One writer per filter file: an exclusive lock held for a whole CLI run.
 
-``dedup --filter``, ``add`` and ``build -o`` read a filter, add to it and
+``dedup --filter``, ``add``, ``build -o`` and ``merge -o`` read a filter, add to it and
 save it back. Two such runs on one file at once would each save their own
 copy, and the later rename would silently drop every key of the other run.
 So each run holds an exclusive ``flock`` on a sidecar ``PATH.lock`` from

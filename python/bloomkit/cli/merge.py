@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import _filters
+from . import _filters, _lock
 from ._errors import CliError
 
 
@@ -24,6 +24,14 @@ def run(args) -> int:
     if len(args.inputs) < 2:
         raise CliError("merge needs at least two filter files")
     _filters.check_writable(args.output)
+    # The one-writer lock of `add`/`build -o`/`dedup --filter` on OUT, taken
+    # before any input is read: OUT may be one of the inputs (merge A B -o A),
+    # and a run writing OUT meanwhile would otherwise lose its keys or ours.
+    with _lock.exclusive(args.output):  # cli/_lock.py
+        return _merge(args)
+
+
+def _merge(args) -> int:
     filters = [_filters.load(path) for path in args.inputs]
     first = filters[0]
     for path, other in zip(args.inputs[1:], filters[1:]):
