@@ -63,7 +63,7 @@ def test_every_sizing_request_ends_within_a_bounded_time():
     calls, refused, slowest = result.stdout.split()
     assert int(calls) == 3 * 8 * 10 + 2 * 8 * 10
     assert 0 < int(refused) < int(calls)
-    assert float(slowest) < 30.0  # a per-call ceiling far above the measured ~0.1 s: only a hang fails
+    assert float(slowest) < 30.0  # far above the slowest measured (0.85 s, 2 loaded cores): only a hang fails
 
 
 def test_near_one_rates_size_without_hanging():
