@@ -505,6 +505,25 @@ def test_calc_table_matches_the_calculator():
     assert "CuckooFilter" in text and f"{cuckoo.num_buckets:,}" in text
 
 
+def test_calc_marks_the_cuckoo_column_unsupported_past_its_capacity():
+    # Before: the cuckoo column's bucket error ("needs 268817204858576128
+    # buckets") with --error-rate, no cuckoo column at all with --memory.
+    limit = bloomkit.calc.cuckoo_max_capacity(4)
+    reason = f"capacity above the cuckoo filter's limit of {limit:,} keys (2**48 buckets of 4)"
+    for given in (["--error-rate", "0.5"], ["--memory", "1e18"]):
+        result = run_cli("calc", "--capacity", "1e18", *given)
+        assert result.returncode == 0, result.stderr
+        rows = {line.split()[0]: line.split(None, 1)[1] for line in result.stdout.decode().splitlines()}
+        assert rows["filter"].split() == ["BloomFilter", "CuckooFilter"]
+        assert rows["capacity"].split()[0] == "1,000,000,000,000,000,000"
+        assert rows["unsupported"].split(None, 1) == ["-", reason]
+    assert 1.04e15 < limit < 1.05e15
+    # Nothing to show: one line with each column's reason, exit 2.
+    result = run_cli("calc", "--capacity", "1e18", "--error-rate", "1e-9")
+    assert result.returncode == 2
+    assert f"CuckooFilter: {reason}" in result.stderr.decode()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

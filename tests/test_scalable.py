@@ -273,7 +273,8 @@ def test_untouched_chain_frame_loads():
     "edit_params, edit_records, message",
     [
         (lambda p: p.__setitem__(5, 0), None, "num_slices must be at least 1"),
-        (lambda p: p.__setitem__(5, 2**31), None, "too short for 2147483648 slice records"),
+        (lambda p: p.__setitem__(5, 2**31), None, "num_slices 2147483648 exceeds the limit of 1024 slices"),
+        (lambda p: p.__setitem__(5, 1024), None, "too short for 1024 slice records"),
         (lambda p: p.__setitem__(5, 2), None, "payload holds .* bytes of bits but the slices need"),
         (lambda p: p.__setitem__(0, 0), None, r"initial_capacity must be in \[1, 2\*\*63\)"),
         (lambda p: p.__setitem__(1, 1.0), None, "error_rate must be in"),

@@ -24,6 +24,13 @@ void bind_sizing(py::module_& m) {
         py::arg("layout"), py::arg("capacity"), py::arg("error_rate"),
         "(num_bits, num_hashes, predicted error_rate) of a Bloom filter of `layout`.");
     m.def(
+        "check_layout_overhead",
+        [=](const std::string& layout, uint64_t capacity, double error_rate, uint64_t num_bits) {
+            bloomkit::check_layout_overhead(layout_of(layout), capacity, error_rate, num_bits);
+        },
+        py::arg("layout"), py::arg("capacity"), py::arg("error_rate"), py::arg("num_bits"),
+        "ValueError when `num_bits` of a blocked layout exceed LIMITS['max_layout_overhead'] times the classic size.");
+    m.def(
         "layout_false_positive_rate",
         [=](const std::string& layout, double num_bits, double num_items, uint32_t num_hashes) {
             return bloomkit::layout_false_positive_rate(layout_of(layout), num_bits, num_items, num_hashes);
@@ -43,6 +50,7 @@ void bind_sizing(py::module_& m) {
         py::arg("capacity"), py::arg("error_rate"), py::arg("bucket_size"), py::arg("fingerprint_bits"),
         py::arg("auto_grow"),
         "(num_buckets, fingerprint_bits, nbytes, bound); error_rate 0 = none, fingerprint_bits 0 = derive.");
+    m.def("cuckoo_max_capacity", &bloomkit::cuckoo_max_capacity, py::arg("bucket_size"));
     m.def("cuckoo_num_buckets", &bloomkit::cuckoo_num_buckets, py::arg("capacity"), py::arg("bucket_size"));
     m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate, py::arg("fingerprint_bits"),
           py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
@@ -51,6 +59,8 @@ void bind_sizing(py::module_& m) {
     limits["max_hashes"] = bloomkit::kMaxHashes;
     limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
     limits["counter_widths"] = py::make_tuple(4, 8, 16);
+    limits["max_layout_overhead"] = bloomkit::kMaxLayoutOverhead;
+    limits["max_scalable_slices"] = bloomkit::kMaxScalableSlices;
     limits["cuckoo_min_bucket_size"] = bloomkit::kCuckooMinBucketSize;
     limits["cuckoo_max_bucket_size"] = bloomkit::kCuckooMaxBucketSize;
     limits["cuckoo_max_buckets"] = bloomkit::kCuckooMaxBuckets;

@@ -37,6 +37,7 @@ __all__ = [
     "check_layout",
     "CuckooParams",
     "cuckoo_false_positive_rate",
+    "cuckoo_max_capacity",
     "cuckoo_num_buckets",
     "cuckoo_params",
     "stage_false_positive_rate",
@@ -153,7 +154,11 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     ``layout`` defaults to :data:`DEFAULT_LAYOUT`. Classic:
     ``m = ceil(-n ln p / (ln 2)^2)`` and ``k = max(1, round(m / n ln 2))``;
     blocked layouts: the fewest blocks whose Poisson-model rate is at most
-    ``p`` (see the module docstring).
+    ``p`` (see the module docstring). A blocked layout of 64 MiB or more that
+    would need more than ``LIMITS["max_layout_overhead"]`` (16) times the
+    classic bits is refused with a ``ValueError`` naming both sizes
+    (split_block below about 1e-10: 1,000 keys at 1e-16 would take 295 MB
+    instead of 9.6 KB).
 
     Examples
     --------
@@ -166,6 +171,7 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     # The core sizes every layout and refuses (ValueError, saying what the
     # request would need) any geometry past its limits (sizing.hpp).
     num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
+    _core.check_layout_overhead(layout, n, p, num_bits)
     classic_bits = num_bits if layout == "classic" else _core.layout_size("classic", n, p)[0]
     return BloomParams(
         num_bits=num_bits,
@@ -213,6 +219,16 @@ CUCKOO_MAX_BUCKET_SIZE = LIMITS["cuckoo_max_bucket_size"]
 CUCKOO_MAX_BUCKETS = LIMITS["cuckoo_max_buckets"]
 # b -> (L_b, s_b): the planned load factor is L_b - s_b / sqrt(num_buckets).
 CUCKOO_SIZING_LOAD = LIMITS["cuckoo_sizing_load"]
+
+
+def cuckoo_max_capacity(bucket_size: int = 4) -> int:
+    """The most keys a cuckoo filter is sized for: the capacity whose table has ``2**48`` buckets.
+
+    About ``2**48 * b * L_b``; larger capacities are refused by
+    :func:`cuckoo_params` (a ScalableBloomFilter, or several filters, can hold
+    more keys).
+    """
+    return _core.cuckoo_max_capacity(check_bucket_size(bucket_size))
 
 
 def cuckoo_num_buckets(capacity, bucket_size: int = 4) -> int:

@@ -160,3 +160,18 @@ TEST_CASE("ScalableBloomFilter: grows, never forgets, stays under its compound e
     const auto frame = f.serialize();
     CHECK(ScalableBloomFilter::deserialize(frame.data(), frame.size()) == f);
 }
+
+TEST_CASE("ScalableBloomFilter: a batch needing more than kMaxScalableSlices slices is refused whole") {
+    ScalableParams params;
+    params.initial_capacity = 1;
+    params.error_rate = 0.01;
+    params.growth = 1.0001;  // slice i holds i + 1 keys: 1,024 slices hold 524,800
+    params.tightening = 0.999;
+    ScalableBloomFilter filter(params);
+    const auto keys = distinct_keys(524801, 3);
+    CHECK_THROWS_WITH_AS(filter.add_many(as_keys(keys), nullptr),
+                         doctest::Contains("cannot grow to slice 1024: at most 1024 slices are supported"),
+                         std::invalid_argument);
+    CHECK(filter.slices().size() == 1);
+    CHECK(filter.count() == 0);
+}

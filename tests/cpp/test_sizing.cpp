@@ -96,3 +96,91 @@ TEST_CASE("cuckoo sizing: f = ceil(log2(2b/p)) or more, capacity fits at the pla
         CHECK(s.num_buckets * 4 >= 100000);
     }
 }
+
+// --- limits: every search bounded, no absurd memory ------------------------
+
+TEST_CASE("blocked sizing near error_rate 1 ends, with at most kMaxKeysPerBlock keys per block") {
+    // Once hung: a single block held 10^6 keys and the Poisson sum (and
+    // blocked512's occupancy table) ran over every one of them.
+    const struct {
+        Layout layout;
+        uint64_t capacity;
+        double error_rate;
+    } cases[] = {{Layout::Blocked512, 1000000, 0.999999},
+                 {Layout::SplitBlock, uint64_t(1) << 53, 1.0 - std::ldexp(1.0, -53)},
+                 {Layout::Blocked512, uint64_t(1) << 53, 1.0 - std::ldexp(1.0, -53)},
+                 {Layout::SplitBlock, uint64_t(1) << 60, 0.5}};
+    for (const auto& c : cases) {
+        CAPTURE(layout_name(c.layout));
+        CAPTURE(c.capacity);
+        const BloomSize s = layout_size(c.layout, c.capacity, c.error_rate);
+        const double blocks = static_cast<double>(s.num_bits / layout_block_bits(c.layout));
+        CHECK(static_cast<double>(c.capacity) / blocks <= kMaxKeysPerBlock);
+        CHECK(s.error_rate <= c.error_rate);
+    }
+    // 10^6 keys at 0.999999 in blocked512, k = 1: 1 - f(j) = (511/512)^j
+    // meets 1e-6 at j = ln(1e-6) / ln(511/512) = 7,067 keys per block.
+    const BloomSize s = layout_size(Layout::Blocked512, 1000000, 0.999999);
+    CHECK(s.num_hashes == 1);
+    CHECK(s.num_bits / 512 == doctest::Approx(1000000.0 / 7067.0).epsilon(0.05));
+}
+
+TEST_CASE("the predicted rate past kMaxKeysPerBlock keys per block is 1, without summing") {
+    CHECK(layout_false_positive_rate(Layout::SplitBlock, 256.0, std::ldexp(1.0, 60), 8) == 1.0);
+    CHECK(layout_false_positive_rate(Layout::Blocked512, 512.0, std::ldexp(1.0, 53), 1) == 1.0);
+    // Just below the cut the sum gives the same answer to double precision.
+    CHECK(layout_false_positive_rate(Layout::Blocked512, 512.0, kMaxKeysPerBlock, 1) == doctest::Approx(1.0));
+}
+
+TEST_CASE("blocked512 below 2^-64 sizes with k = 64 instead of no k at all") {
+    const BloomSize s = layout_size(Layout::Blocked512, 10, 1e-25);
+    CHECK(s.num_hashes == kMaxHashes);
+    CHECK(s.num_bits > 0);
+    CHECK(s.error_rate <= 1e-25);
+    CHECK_THROWS_WITH_AS(layout_size(Layout::Blocked512, 1000, 5e-324), doctest::Contains("2**62 bits"),
+                         std::invalid_argument);
+}
+
+TEST_CASE("classic_capacity ends for rates near 1 (k = 1 is far from the estimate)") {
+    // k = 1: 1 - e^(-n/m) <= p  <=>  n <= -m ln(1 - p); the old linear walk
+    // from the estimate m (ln 2)^2 / -ln p = 4.8e11 stepped ~5e11 times.
+    const uint64_t n = classic_capacity(1000000, 0.999999);
+    CHECK(static_cast<double>(n) == doctest::Approx(-1e6 * std::log(1e-6)).epsilon(1e-6));
+    CHECK(classic_capacity(uint64_t(1) << 62, 1.0 - std::ldexp(1.0, -53)) == kMaxCapacity - 1);
+    CHECK(classic_capacity(1, 1e-300) == 0);
+}
+
+TEST_CASE("a blocked layout of 64 MiB or more costing over kMaxLayoutOverhead x classic is refused") {
+    // 1,000 keys at 1e-16: split_block 2,356,615,936 bits (295 MB) against
+    // classic's 76,681 bits (9,592 bytes).
+    const BloomSize s = layout_size(Layout::SplitBlock, 1000, 1e-16);
+    CHECK_THROWS_WITH_AS(check_layout_overhead(Layout::SplitBlock, 1000, 1e-16, s.num_bits),
+                         doctest::Contains("76,681 bits (9,592 bytes); at most 16 times is accepted: use "
+                                           "layout='classic'"),
+                         std::invalid_argument);
+    CHECK_NOTHROW(check_layout_overhead(Layout::Classic, 1000, 1e-16, classic_size(1000, 1e-16).num_bits));
+    // Under kCheckedAllocation (64 MiB) the ratio is not checked: 10 keys at
+    // 1e-16 take 2.9 MB; near p = 1 classic's formula gives 3 bits for 10^6
+    // keys where blocked512 needs 142 blocks.
+    CHECK_NOTHROW(
+        check_layout_overhead(Layout::SplitBlock, 10, 1e-16, layout_size(Layout::SplitBlock, 10, 1e-16).num_bits));
+    CHECK_NOTHROW(check_layout_overhead(Layout::Blocked512, 1000000, 0.999999,
+                                        layout_size(Layout::Blocked512, 1000000, 0.999999).num_bits));
+    for (double p : {0.5, 0.01, 1e-4, 1e-6, 1e-9}) {
+        CAPTURE(p);
+        CHECK_NOTHROW(check_layout_overhead(Layout::SplitBlock, 1000000, p,
+                                            layout_size(Layout::SplitBlock, 1000000, p).num_bits));
+        CHECK_NOTHROW(check_layout_overhead(Layout::Blocked512, 1000000, p,
+                                            layout_size(Layout::Blocked512, 1000000, p).num_bits));
+    }
+}
+
+TEST_CASE("cuckoo_max_capacity is the largest capacity within 2**48 buckets") {
+    for (unsigned b = kCuckooMinBucketSize; b <= kCuckooMaxBucketSize; ++b) {
+        CAPTURE(b);
+        const uint64_t n = cuckoo_max_capacity(b);
+        CHECK(cuckoo_num_buckets(n, b) <= kCuckooMaxBuckets);
+        CHECK(cuckoo_num_buckets(n + 1, b) > kCuckooMaxBuckets);
+    }
+    CHECK(static_cast<double>(cuckoo_max_capacity(4)) == doctest::Approx(std::ldexp(4.0 * 0.93, 48)).epsilon(1e-4));
+}

@@ -19,11 +19,23 @@
 
 namespace bloomkit {
 
+// `num_words` zeroed words, through the memory check (memory.hpp); a request
+// the system refuses anyway is the same OutOfMemory, naming its size, rather
+// than a bare std::bad_alloc.
+inline WordStorage checked_words(uint64_t num_words, const char* what) {
+    check_allocation(num_words, sizeof(uint64_t), what);
+    try {
+        return WordStorage(num_words);
+    } catch (const std::bad_alloc&) {
+        throw refused_allocation(num_words * sizeof(uint64_t), what);
+    }
+}
+
 class BitArray {
   public:
     BitArray() = default;
     explicit BitArray(uint64_t num_bits)
-        : num_bits_(num_bits), words_(check_allocation(words_for(num_bits), sizeof(uint64_t), "bit array")) {}
+        : num_bits_(num_bits), words_(checked_words(words_for(num_bits), "bit array")) {}
 
     // Bits in storage the caller provides (e.g. borrowed memory); it must
     // hold exactly words_for(num_bits) words.

@@ -18,6 +18,10 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
+
 namespace bloomkit {
 
 class OutOfMemory : public std::runtime_error {
@@ -50,7 +54,9 @@ inline int64_t read_integer_file(const char* path) {
 
 // Bytes this process can still allocate and touch without being killed:
 // MemAvailable + SwapFree (Linux), further limited by the cgroup v2 memory
-// limit of a container. UINT64_MAX when the platform does not say.
+// limit of a container and by an address-space limit (ulimit -v, under
+// which an allocation fails with std::bad_alloc instead of an OOM kill).
+// UINT64_MAX when the platform does not say.
 inline uint64_t available_memory() {
     uint64_t limit = std::numeric_limits<uint64_t>::max();
 #if defined(__linux__)
@@ -67,6 +73,21 @@ inline uint64_t available_memory() {
     const int64_t cgroup_current = detail::read_integer_file("/sys/fs/cgroup/memory.current");
     if (cgroup_max > 0 && cgroup_current >= 0) {
         const uint64_t room = cgroup_max > cgroup_current ? uint64_t(cgroup_max - cgroup_current) : 0;
+        if (room < limit) limit = room;
+    }
+    struct rlimit address_space;
+    if (getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
+        int64_t mapped_kb = -1;  // VmSize: the address space already in use
+        if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+            char text[8192];
+            const size_t n = std::fread(text, 1, sizeof text - 1, f);
+            std::fclose(f);
+            text[n] = '\0';
+            mapped_kb = detail::meminfo_kb(text, "VmSize:");
+        }
+        const uint64_t cap = uint64_t(address_space.rlim_cur);
+        const uint64_t used = mapped_kb > 0 ? uint64_t(mapped_kb) * 1024 : 0;
+        const uint64_t room = cap > used ? cap - used : 0;
         if (room < limit) limit = room;
     }
 #endif
@@ -94,6 +115,15 @@ inline uint64_t check_allocation(uint64_t count, uint64_t element_size, const ch
                               "rate)");
     }
     return count;
+}
+
+// The OutOfMemory of an allocation that passed check_allocation() but that
+// the system still refused (std::bad_alloc: fragmentation, strict
+// overcommit), with the size that was asked for.
+inline OutOfMemory refused_allocation(uint64_t bytes, const char* what) {
+    return OutOfMemory(std::string("cannot allocate a ") + what + " of " + std::to_string(bytes) +
+                       " bytes: the system refused the allocation (choose a smaller capacity or a larger error "
+                       "rate)");
 }
 
 }  // namespace bloomkit

@@ -36,6 +36,7 @@ namespace bloomkit {
 // at `capacity` keys is at most `error_rate` (sizing.hpp).
 inline BloomGeometry bloom_geometry_at_most(Layout layout, uint64_t capacity, double error_rate, uint32_t seed) {
     const BloomSize size = layout_size_at_most(layout, capacity, error_rate);
+    check_layout_overhead(layout, capacity, error_rate, size.num_bits);
     BloomGeometry g;
     g.num_bits = size.num_bits;
     g.num_hashes = size.num_hashes;
@@ -260,6 +261,9 @@ class ScalableBloomFilter {
         check_stored(params);
         const uint64_t payload_length = frame.payload_length();
         if (num_slices == 0) throw FormatError("invalid stored parameters: num_slices must be at least 1");
+        if (num_slices > kMaxScalableSlices)
+            throw FormatError("invalid stored parameters: num_slices " + std::to_string(num_slices) +
+                              " exceeds the limit of " + std::to_string(kMaxScalableSlices) + " slices");
         if (num_slices > payload_length / kSliceRecordSize)
             throw FormatError("payload of " + std::to_string(payload_length) + " bytes is too short for " +
                               std::to_string(num_slices) + " slice records");
@@ -345,6 +349,11 @@ class ScalableBloomFilter {
 
     // The geometry of slice `index`, following a slice of geometry `last`.
     BloomGeometry next_geometry(const BloomGeometry& last, uint32_t index) const {
+        if (index >= kMaxScalableSlices)
+            throw std::invalid_argument("the filter cannot grow to slice " + std::to_string(index) + ": at most " +
+                                        std::to_string(kMaxScalableSlices) +
+                                        " slices are supported (a larger growth or initial_capacity reaches more "
+                                        "keys in fewer slices)");
         try {
             return bloom_geometry_at_most(params_.layout, params_.next_capacity(last.capacity),
                                           params_.next_error_rate(last.error_rate), params_.seed);
@@ -356,7 +365,8 @@ class ScalableBloomFilter {
     }
 
     // Throws, changing nothing, when `new_keys` more distinct keys would need
-    // a slice that cannot be built (more than 64 hashes or 2**63 keys).
+    // a slice that cannot be built (more than 64 hashes, 2**63 keys or
+    // kMaxScalableSlices slices, so this loop runs at most that many times).
     void check_room_for(uint64_t new_keys) const {
         const Slice& newest = slices_.back();
         BloomGeometry g = newest.filter.geometry();

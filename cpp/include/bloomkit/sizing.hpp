@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "layouts.hpp"
+#include "memory.hpp"
 
 namespace bloomkit {
 
@@ -58,6 +59,34 @@ constexpr unsigned kCuckooMaxBucketSize = 8;
 constexpr uint64_t kCuckooMaxBuckets = uint64_t(1) << 48;
 constexpr unsigned kCuckooMinFingerprintBits = 4;
 constexpr unsigned kCuckooMaxFingerprintBits = 32;
+// Blocked layouts: the predicted rate is taken as 1 above this many keys per
+// block (lambda = n / blocks). Fewest-filled case, blocked512 with k = 1: an
+// absent key is a false positive unless its bit is one of the block's still
+// clear bits, so 1 - f(j) = (1 - 1/512)^j, and with j ~ Poisson(2^16)
+// 1 - p < e^-100 (split_block and larger k are closer still) -- far below
+// 2^-53, the gap between 1 and the largest error_rate below it. Sizing
+// never evaluates a block count under n / 2^16, so no Poisson sum runs over
+// more than ~18 sqrt(2^16) = 4,600 terms or memoises more than ~2^17 keys.
+constexpr double kMaxKeysPerBlock = 65536.0;
+// A blocked layout of at least kCheckedAllocation bytes (memory.hpp, 64 MiB)
+// may cost at most this many times the classic layout's bits for the same
+// request. Below ~1e-10 split_block (8 bits per key, one block) can only
+// meet the rate by leaving most blocks empty, and its size explodes (1,000
+// keys at 1e-16: 295 MB against classic's 9.6 KB, 30,732 times); blocked512
+// stays within 6.4 times down to 1e-16 (layout_size, 10^6 keys). Such a
+// request is refused with the classic size to use instead. Smaller filters
+// pass whatever the ratio: near error_rate 1 the classic formula gives a
+// few bits where a block is the least a blocked filter has.
+constexpr double kMaxLayoutOverhead = 16.0;
+// Scalable Bloom filter: at most this many slices in a chain (built, grown
+// or loaded). An absent key probes every slice, and each slice costs its own
+// allocation, so the count bounds a lookup's cost and a load's memory (a
+// valid 104 MB file of 10^6 tiny slices took ~350 MB to load and 0.16 s per
+// lookup). Real chains end long before: slice capacities grow by `growth`
+// and reach 2^63 keys within 64 slices at growth 2 (1,024 slices need a
+// growth under 2^(63/1024) = 1.044), and slice rates shrink by `tightening`
+// to the 64-hash limit (2^-64) within ~240 slices at 0.85 from 1 %.
+constexpr uint32_t kMaxScalableSlices = 1024;
 
 namespace detail {
 // A double in %g notation with 6 significant digits (std::to_string prints
@@ -95,6 +124,9 @@ inline const double kLn2 = std::log(2.0);
 // remaining terms cannot change the result (f is at most 1 and increasing).
 template <class F>
 double poisson_expectation(double lambda, F&& f) {
+    // Callers keep lambda <= kMaxKeysPerBlock; each loop below stops within
+    // ~9 sqrt(lambda) terms of the mode (the pmf falls as e^(-d^2 / 2 lambda),
+    // under 1e-17 of its peak at d = 9 sqrt(lambda)).
     const double mode = std::floor(lambda);
     const double log_lambda = std::log(lambda);
     const double mode_pmf = std::exp(-lambda + mode * log_lambda - std::lgamma(mode + 1.0));
@@ -175,6 +207,10 @@ inline double layout_false_positive_rate(Layout layout, double num_bits, double 
     if (num_items <= 0.0) return 0.0;
     const double blocks = num_bits / static_cast<double>(layout_block_bits(layout));
     const double lambda = num_items / blocks;
+    // Past kMaxKeysPerBlock keys per block the rate is 1 to within 2^-100
+    // (see the constant), and summing it would cost O(sqrt(lambda)) terms
+    // and, for blocked512, memory in lambda.
+    if (!(lambda <= kMaxKeysPerBlock)) return 1.0;
     switch (layout) {
         case Layout::Blocked512: {
             if (occupancy != nullptr) return detail::poisson_expectation(lambda, *occupancy);
@@ -252,16 +288,21 @@ inline uint64_t blocks_needed(Layout layout, uint64_t capacity, double error_rat
     const double n = static_cast<double>(capacity);
     const double block_bits = static_cast<double>(layout_block_bits(layout));
     BlockOccupancy occupancy(k);
+    const uint64_t max_blocks = (uint64_t(1) << 62) / layout_block_bits(layout);
+    // Fewer blocks than n / kMaxKeysPerBlock never fit (the rate rounds to 1).
+    const uint64_t min_blocks =
+        static_cast<uint64_t>(std::min(std::ceil(n / kMaxKeysPerBlock), static_cast<double>(max_blocks)));
     auto fits = [&](uint64_t blocks) {
+        if (blocks < min_blocks) return false;
         return layout_false_positive_rate(layout, static_cast<double>(blocks) * block_bits, n, k, &occupancy) <=
                error_rate;
     };
-    const uint64_t max_blocks = (uint64_t(1) << 62) / layout_block_bits(layout);
     // Start from the classic optimum -n ln p / (ln 2)^2 (a blocked layout
     // never needs fewer bits).
     const double classic_bits = -n * std::log(error_rate) / (detail::kLn2 * detail::kLn2);
-    uint64_t high = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::min(classic_bits / block_bits, static_cast<double>(max_blocks))));
+    uint64_t high =
+        std::max<uint64_t>(std::max<uint64_t>(1, min_blocks),
+                           static_cast<uint64_t>(std::min(classic_bits / block_bits, static_cast<double>(max_blocks))));
     while (!fits(high)) {
         if (high >= max_blocks)
             throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) +
@@ -271,9 +312,9 @@ inline uint64_t blocks_needed(Layout layout, uint64_t capacity, double error_rat
                                         "several filters, can hold more keys)");
         high = std::min(max_blocks, high * 2);
     }
-    uint64_t low = high / 2;  // does not fit, or 0
-    while (low > 0 && fits(low)) low /= 2;
-    while (high - low > 1) {  // invariant: !fits(low) (or low == 0), fits(high)
+    uint64_t low = high / 2;                // does not fit, or 0
+    while (low > 0 && fits(low)) low /= 2;  // at most 62 halvings; fits() is false under min_blocks
+    while (high - low > 1) {                // invariant: !fits(low) (or low == 0), fits(high)
         const uint64_t middle = low + (high - low) / 2;
         if (fits(middle))
             high = middle;
@@ -299,8 +340,10 @@ inline BloomSize layout_size(Layout layout, uint64_t capacity, double error_rate
         // Blocked512's best k sits a little below the classic optimum
         // log2(1/p) (fuller blocks want fewer bits per key): 6 at 1 %, 9 at
         // 0.1 %, 12 at 0.01 %; search just below it.
-        const int center = static_cast<int>(std::ceil(std::log2(1.0 / error_rate)));
-        for (int k = std::max(1, center - 3); k <= std::min<int>(kMaxHashes, center); ++k) {
+        // Rates below 2^-64 (center > 64) try k = 64 alone, the most supported.
+        const int max_k = static_cast<int>(kMaxHashes);
+        const int center = static_cast<int>(std::min(std::ceil(-std::log2(error_rate)), 1100.0));
+        for (int k = std::min(std::max(1, center - 3), max_k); k <= std::max(1, std::min(max_k, center)); ++k) {
             const uint64_t blocks = blocks_needed(layout, capacity, error_rate, static_cast<uint32_t>(k));
             if (best_blocks == 0 || blocks < best_blocks) {
                 best_blocks = blocks;
@@ -339,28 +382,80 @@ inline BloomSize layout_size_at_most(Layout layout, uint64_t capacity, double er
         }
     }
     // Rounding in pow/log can leave the rate a hair (relative ~1e-15) above
-    // p: add bits until the prediction is at or below it (a step or two).
-    while (classic_false_positive_rate(best_bits, n, chosen_k) > error_rate)
-        best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + 1e-13)));
+    // p: add bits until the prediction is at or below it (a step or two; the
+    // step doubles each time, so even near p = 1 this ends within ~45 steps).
+    for (double step = 1e-13; classic_false_positive_rate(best_bits, n, chosen_k) > error_rate; step *= 2.0)
+        best_bits = std::max(best_bits + 1.0, std::ceil(best_bits * (1.0 + step)));
     if (!(best_bits < 9.2e18))
         throw std::invalid_argument("a slice of " + std::to_string(capacity) + " keys at error_rate " +
                                     detail::format_number(error_rate) + " needs more than 2**63 bits");
     return {static_cast<uint64_t>(best_bits), chosen_k, classic_false_positive_rate(best_bits, n, chosen_k)};
 }
 
+// Refuses a blocked-layout geometry of `num_bits` (at least 64 MiB) for
+// (capacity, error_rate) that costs more than kMaxLayoutOverhead times the
+// classic layout's bits, naming both sizes and the layout to use instead.
+// Classic passes as is.
+inline void check_layout_overhead(Layout layout, uint64_t capacity, double error_rate, uint64_t num_bits) {
+    if (layout == Layout::Classic || num_bits / 8 < kCheckedAllocation) return;
+    // The classic formula -n ln p / (ln 2)^2 as a double: neither the classic
+    // size limit nor its hash-count limit applies to the comparison.
+    const double n = static_cast<double>(capacity);
+    const double classic_bits = std::max(1.0, std::ceil(-n * std::log(error_rate) / (detail::kLn2 * detail::kLn2)));
+    const double ratio = static_cast<double>(num_bits) / classic_bits;
+    if (ratio <= kMaxLayoutOverhead) return;
+    auto bytes_of = [](double bits) { return std::ceil(bits / 64.0) * 8.0; };
+    auto count = [](double value) {
+        char text[48];
+        std::snprintf(text, sizeof text, "%.0f", value);
+        return detail::with_commas(text);
+    };
+    throw std::invalid_argument(
+        "the " + std::string(layout_name(layout)) + " layout needs " + count(static_cast<double>(num_bits)) +
+        " bits (" + count(bytes_of(static_cast<double>(num_bits))) + " bytes) for " +
+        detail::with_commas(std::to_string(capacity)) + " keys at error_rate " + detail::format_repr(error_rate) +
+        ", " + count(std::floor(ratio)) + " times the classic layout's " + count(classic_bits) + " bits (" +
+        count(bytes_of(classic_bits)) + " bytes); at most " + count(kMaxLayoutOverhead) +
+        " times is accepted: use layout='classic' (or a larger "
+        "error_rate)");
+}
+
 // The most keys a classic filter of `num_bits` holds at or below
-// `error_rate` with the optimal integer k for each count (0 if not one).
+// `error_rate` with the optimal integer k for each count (0 if not one):
+// the count n with fits(n) and not fits(n + 1), found by bracketing the
+// estimate m (ln 2)^2 / -ln p and bisecting (the rate grows with n), so at
+// most ~130 evaluations for any input (the estimate is off by a factor of
+// 10^5 near p = 1, where k = 1 is far from the continuous optimum).
 inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
     const double m = static_cast<double>(num_bits);
     auto fits = [&](uint64_t items) {
         return classic_false_positive_rate(m, static_cast<double>(items), classic_optimal_hashes(num_bits, items)) <=
                error_rate;
     };
-    uint64_t n = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::floor(m * detail::kLn2 * detail::kLn2 / -std::log(error_rate))));
-    while (n > 0 && !fits(n)) --n;
-    while (fits(n + 1)) ++n;
-    return n;
+    const uint64_t top = kMaxCapacity - 1;
+    const double estimate = std::floor(m * detail::kLn2 * detail::kLn2 / -std::log(error_rate));
+    uint64_t low = estimate >= static_cast<double>(top) ? top : std::max<uint64_t>(1, uint64_t(estimate));
+    uint64_t high = low;  // invariant below: fits(low) or low == 0; !fits(high) or high == top + 1
+    if (fits(low)) {
+        high = low;
+        while (high <= top && fits(high)) {
+            low = high;
+            high = high > top / 2 ? top + 1 : high * 2;
+        }
+    } else {
+        while (low > 0 && !fits(low)) {
+            high = low;
+            low /= 2;
+        }
+    }
+    while (high - low > 1) {
+        const uint64_t middle = low + (high - low) / 2;
+        if (fits(middle))
+            low = middle;
+        else
+            high = middle;
+    }
+    return low;
 }
 
 // --- cuckoo filter sizing -------------------------------------------------
@@ -396,6 +491,17 @@ inline uint64_t cuckoo_num_buckets(uint64_t capacity, unsigned bucket_size) {
     if (!(buckets < 1.8e19)) throw std::invalid_argument("capacity " + std::to_string(capacity) + " is too large");
     const uint64_t m = static_cast<uint64_t>(buckets);
     return m + (m & 1);
+}
+
+// The most keys a table of kCuckooMaxBuckets buckets is sized for: the
+// inequality above at m = 2^48, n = m b (L - s / sqrt(m)) (about 1.05e15 at
+// b = 4). cuckoo_size() refuses larger capacities.
+inline uint64_t cuckoo_max_capacity(unsigned bucket_size) {
+    const CuckooLoad l = cuckoo_sizing_load(bucket_size);
+    const double m = static_cast<double>(kCuckooMaxBuckets);
+    uint64_t n = static_cast<uint64_t>(std::floor(m * bucket_size * (l.load - l.spread / std::sqrt(m))));
+    while (n > 1 && cuckoo_num_buckets(n, bucket_size) > kCuckooMaxBuckets) --n;  // rounding: a few keys
+    return n;
 }
 
 // One stage's bound: an absent key is compared with 2 b alpha stored

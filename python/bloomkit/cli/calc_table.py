@@ -128,6 +128,15 @@ def _solve(args, nbytes_of) -> "tuple[int, float] | None":
     return None if rate is None else (args.capacity, rate)
 
 
+def _cuckoo_unsupported(capacity, bucket_size) -> "dict | None":
+    """The cuckoo column marked unsupported when ``capacity`` is past the cuckoo filter's 2**48 buckets."""
+    limit = calc.cuckoo_max_capacity(bucket_size)
+    if capacity is None or capacity <= limit:
+        return None
+    reason = f"capacity above the cuckoo filter's limit of {limit:,} keys (2**48 buckets of {bucket_size})"
+    return {"filter": "CuckooFilter", "unsupported": reason}
+
+
 def _column_or_reason(name, build, *args) -> dict:
     """A filter's column, or one saying why these parameters are impossible for it."""
     try:
@@ -145,13 +154,20 @@ def run(args) -> int:
     bloom = _solve(args, lambda n, p: calc.bloom_params(n, p).nbytes)
     if bloom is not None:
         columns.append(_column_or_reason("BloomFilter", _bloom_column, *bloom))
-    cuckoo = _solve(args, lambda n, p: calc.cuckoo_params(n, p, bucket_size=bucket_size).nbytes)
-    if cuckoo is not None:
-        columns.append(_column_or_reason("CuckooFilter", _cuckoo_column, *cuckoo, bucket_size))
-    if not columns:
-        raise CliError(f"no filter fits in {args.memory:,} bytes with these settings")
-    if all("not possible" in column for column in columns):
-        raise CliError("; ".join(f"{c['filter']}: {c['not possible']}" for c in columns))
+    unsupported = _cuckoo_unsupported(args.capacity, bucket_size)
+    if unsupported is not None:
+        columns.append(unsupported)
+    else:
+        cuckoo = _solve(args, lambda n, p: calc.cuckoo_params(n, p, bucket_size=bucket_size).nbytes)
+        if cuckoo is not None:
+            columns.append(_column_or_reason("CuckooFilter", _cuckoo_column, *cuckoo, bucket_size))
+    # Exit 0 when one filter type has figures; an unsupported column is shown beside them.
+    failures = [column for column in columns if "not possible" in column or "unsupported" in column]
+    if len(failures) == len(columns):
+        reasons = [f"{c['filter']}: {c.get('not possible') or c['unsupported']}" for c in failures]
+        if args.memory is not None and len(columns) < 2:  # a type that fits in no memory has no column
+            reasons.insert(0, f"no filter fits in {args.memory:,} bytes with these settings")
+        raise CliError("; ".join(reasons))
     labels = []
     for column in columns:
         labels += [label for label in column if label not in labels]
