@@ -104,6 +104,18 @@ def test_layout_overheads_in_decisions_and_the_core_comment():
     assert split in core and blocked in core
 
 
+@pytest.mark.parametrize(
+    "label, rate", [("0.03", 0.03), ("0.01", 0.01), ("0.003", 0.003), ("0.001", 0.001), ("1e-4", 1e-4), ("1e-6", 1e-6)]
+)
+def test_cuckoo_against_bloom_table(label, rate):
+    cuckoo = calc.cuckoo_params(10**6, rate)
+    bloom = calc.bloom_params(10**6, rate, "classic")
+    lines = (REPO / "docs/cuckoo.md").read_text(encoding="utf-8").splitlines()
+    (row,) = [line for line in lines if line.startswith(f"| {label} | {cuckoo.fingerprint_bits} | ")]
+    assert f" | {8 * cuckoo.nbytes / 10**6:.2f} | " in row
+    assert row.endswith(f" | {bloom.bits_per_key:.2f} ({bloom.num_hashes}) |")
+
+
 @pytest.fixture(scope="module")
 def crossover():
     plot = pytest.importorskip("bloomkit.plot")
