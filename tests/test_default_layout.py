@@ -90,6 +90,17 @@ def test_filters_and_chains_built_without_a_layout_follow_the_choice(tmp_path):
     assert ScalableBloomFilter(initial_capacity=10_000, error_rate=0.01, layout="split_block").layout == "split_block"
 
 
+def test_a_size_only_classic_can_hold_falls_back_to_classic():
+    # 5e17 keys at 1 %: classic needs 4.8e18 bits (< 2**63); split_block would need more than its
+    # 2**62, which must not make the default refuse a request classic can size.
+    n = 5 * 10**17
+    with pytest.raises(ValueError, match=r"needs more than 2\*\*62 bits in the split_block layout"):
+        calc.bloom_params(n, 0.01, "split_block")
+    params = calc.bloom_params(n, 0.01)
+    assert params.layout == "classic" and params.num_bits == calc.bloom_params(n, 0.01, "classic").num_bits
+    assert 2**62 < params.num_bits < 2**63
+
+
 def test_default_layout_checks_its_arguments():
     with pytest.raises(ValueError, match=r"error_rate must be in \(0, 1\) exclusive, got 0.0"):
         calc.default_layout(10, 0.0)

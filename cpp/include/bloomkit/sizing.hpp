@@ -355,7 +355,12 @@ inline LayoutChoice default_layout_size(uint64_t capacity, double error_rate) {
         if (layout == Layout::Blocked512 &&
             !detail::blocked512_might_fit(static_cast<double>(capacity), blocks, error_rate))
             continue;
-        const BloomSize size = layout_size(layout, capacity, error_rate);
+        BloomSize size{};
+        try {
+            size = layout_size(layout, capacity, error_rate);
+        } catch (const std::invalid_argument&) {
+            continue;  // more than the blocked layouts' 2**62 bits; classic goes up to 2**63
+        }
         if (static_cast<double>(size.num_bits) <= bound) return {layout, size};
     }
     return {Layout::Classic, classic};
