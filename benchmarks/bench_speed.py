@@ -14,10 +14,16 @@ every contender alike. Measured, at error_rate 0.01:
 * Python list-of-str batches at 1e6 and 1e7, with Python's ``set``;
 * two threads doing batch lookups on one filter against one thread, and one
   `contains_many` over 1e7+ keys against the same keys in 1e6-key chunks;
-* measured false-positive rate and bits per key of every filter.
+* measured false-positive rate and bits per key of every filter;
+* ``--only rates``: at each of ``--error-rates`` (default 1e-2, 1e-3, 1e-4,
+  1e-6) and 1e7 keys, every layout's bits/key, measured FPR and batch
+  add / lookup ns/key, the gather floor and the default layout, against the
+  default-layout targets (memory at most 1.10x classic; speed at least 0.9x
+  the fastest layout within that bound).
 
     python benchmarks/bench_speed.py > benchmarks/results/speed.md
     python benchmarks/bench_speed.py --batch-sizes 1e6,1e7 --str-sizes 1e6 --repeats 3   # quicker
+    python benchmarks/bench_speed.py --no-peers --only rates   # the default layout at each error rate
 
 Ratios: "x peer" is the peer's ns/key divided by bloomkit's (above 1: bloomkit
 is faster); "/ gather" is bloomkit's ns/key divided by the gather
@@ -236,7 +242,7 @@ def per_key_scenarios(bk, peers, layouts, n, repeats, report, seed):
     strs = C.url_keys(0, n).tolist()
     for kind, keys in (("int", ints), ("str", strs)):
         for op in ("add", "in"):
-            contenders, counts = {}, {}
+            contenders = {}
             names_bk = []
             filled = {}
             for name, layout, wrap in bloomkit_variants(bk, layouts):
@@ -512,6 +518,97 @@ def accuracy_table(bk, peers, layouts, n, probes, seed):
     print()
 
 
+def absent_hits(f, n_probes: int, seed: int, chunk: int = 10**7) -> int:
+    """Positives of ``f`` among ``n_probes`` random keys in [2**63, 2**64), none inserted (keys are < 2**63)."""
+    rng = np.random.default_rng(seed + 7919)
+    hits = 0
+    for start in range(0, n_probes, chunk):
+        absent = rng.integers(2**63, 2**64, size=min(chunk, n_probes - start), dtype=np.uint64)
+        hits += int(np.count_nonzero(f.contains_many(absent)))
+    return hits
+
+
+def rates_scenario(bk, layouts, n, rates, probes, repeats, seed):
+    """Per error rate: each layout's bits/key, measured FPR and batch add / lookup ns/key, the gather floor, the default.
+
+    Targets (the default-layout rule, sizing.hpp ``default_layout``): the
+    default takes at most ``DEFAULT_LAYOUT_MEMORY_BOUND`` (1.10) times the
+    classic filter's memory, and is at least 0.9x as fast as the fastest
+    layout within that bound. Keys are uint64 in [0, 2**63); absent probes
+    are in [2**63, 2**64), so every positive is a false one. Batches run
+    with the library's thread setting (``BLOOMKIT_BATCH_THREADS`` / CPUs).
+    """
+    keys = np.random.default_rng(seed).integers(0, 2**63, size=n, dtype=np.uint64)
+    bound = bk.calc.DEFAULT_LAYOUT_MEMORY_BOUND
+    for rate in rates:
+        default = bk.calc.default_layout(n, rate)
+        table = {p.layout: p for p in bk.calc.layout_table(n, rate)}
+        classic_bits = table["classic"].num_bits
+        # More probes at low rates so that tens of false positives are seen
+        # (1e-6 x 3e7 = 30), within --rate-probes.
+        n_probes = int(min(probes, max(10**6, 30 / rate)))
+        C._progress(f"rates: error_rate {rate}, default {default}")
+        fprs = {}
+        for layout in layouts:
+            f = bk.BloomFilter(n, rate, layout=layout)
+            f.update(keys)
+            fprs[layout] = absent_hits(f, n_probes, seed)
+            del f
+        contenders = {}
+        for layout in layouts:
+            contenders[f"add {layout}"] = (
+                lambda layout=layout: bk.BloomFilter(n, rate, layout=layout),
+                lambda f: f.update(keys),
+            )
+            filled = bk.BloomFilter(n, rate, layout=layout)
+            filled.update(keys)
+            contenders[f"lookup {layout}"] = (lambda f=filled: f, lambda f: f.contains_many(keys))
+        contenders["gather"] = gather_contender(table[default].nbytes, n, np.random.default_rng(seed))
+        best = interleaved_best(contenders, repeats)
+        ns = {name: best[name] * 1e9 / n for name in best}
+        print(f"### error_rate {rate:g}, n = {n:,}: default `{default}`")
+        print()
+        print(
+            f"{n_probes:,} absent uint64 probes per layout; ns/key: best of {repeats} interleaved rounds of "
+            f"`update(ndarray)` into a new filter / `contains_many(ndarray)`; gather: `array[random indices]` "
+            f"over the default's {table[default].nbytes / 1e6:.1f} MB, {ns['gather']:.1f} ns/key."
+        )
+        print()
+        print(
+            "| layout | k | bits/key | memory / classic | measured FPR (hits) | FPR / requested | add ns/key "
+            "| lookup ns/key | add / gather | lookup / gather |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for layout in layouts:
+            p = table[layout]
+            fpr = fprs[layout] / n_probes
+            mark = " (default)" if layout == default else ""
+            print(
+                f"| {layout}{mark} | {p.num_hashes} | {p.bits_per_key:.2f} | {p.num_bits / classic_bits:.3f} | "
+                f"{fpr:.3e} ({fprs[layout]}) | {fpr / rate:.2f} | {ns['add ' + layout]:.1f} | "
+                f"{ns['lookup ' + layout]:.1f} | {ns['add ' + layout] / ns['gather']:.2f} | "
+                f"{ns['lookup ' + layout] / ns['gather']:.2f} |"
+            )
+        print()
+        within = [x for x in layouts if table[x].num_bits <= bound * classic_bits]
+        memory_ok = table[default].num_bits <= bound * classic_bits
+        print(
+            f"- memory: default {table[default].num_bits / classic_bits:.3f}x classic "
+            f"({'met' if memory_ok else 'NOT met'}: at most {bound:.2f}x); layouts within the bound: "
+            f"{', '.join(within)}"
+        )
+        for op in ("add", "lookup"):
+            fastest = min(within, key=lambda x: ns[f"{op} {x}"])
+            ratio = ns[f"{op} {fastest}"] / ns[f"{op} {default}"]
+            print(
+                f"- {op}: default {ns[f'{op} {default}']:.1f} ns/key, fastest within the bound `{fastest}` "
+                f"{ns[f'{op} {fastest}']:.1f} ns/key: {ratio:.2f}x its speed ({'met' if ratio >= 0.9 else 'NOT met'}: "
+                f"at least 0.90x)"
+            )
+        print()
+        del contenders, best
+
+
 def _record(self, label, best, counts, names_bk, peer_names, gather=None):
     per = {name: best[name] * 1e9 / counts[name] for name in best}
     fastest_peer = min((p for p in peer_names if p != "set" and p in per), key=per.get, default=None)
@@ -537,7 +634,14 @@ def main(argv=None) -> int:
     ap.add_argument("--str-sizes", default="1e6,1e7")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--probes", default="1e6")
-    ap.add_argument("--only", default="accuracy,per-key,numpy,str", help="comma-separated parts to run")
+    ap.add_argument(
+        "--only",
+        default="accuracy,per-key,numpy,str",
+        help="comma-separated parts to run (also 'rates': every layout and the default at --error-rates)",
+    )
+    ap.add_argument("--error-rates", default="1e-2,1e-3,1e-4,1e-6", help="error rates of the 'rates' part")
+    ap.add_argument("--rates-size", default="1e7", help="keys per filter in the 'rates' part")
+    ap.add_argument("--rate-probes", default="3e7", help="most absent probes per filter in the 'rates' part")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
@@ -587,6 +691,16 @@ def main(argv=None) -> int:
     if "str" in parts:
         for n in C.parse_sizes(args.str_sizes):
             str_batch_scenarios(bk, peers, layouts, n, args.repeats, report)
+    if "rates" in parts:
+        rates_scenario(
+            bk,
+            layouts,
+            C.parse_count(args.rates_size),
+            C.parse_rates(args.error_rates),
+            C.parse_count(args.rate_probes),
+            args.repeats,
+            args.seed,
+        )
     print("## Summary (bloomkit per layout: ns/key, speed ratio to the fastest peer / set, cost ratio to gather)")
     print()
     for label, value, met in report.summary:

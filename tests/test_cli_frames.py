@@ -135,14 +135,14 @@ def test_calc_in_every_direction(given):
         if "--capacity" not in given:  # the largest capacity that fits
             assert bloomkit.calc.bloom_params(bloom_capacity + 1, 1e-3).nbytes > memory
             assert bloomkit.calc.cuckoo_params(cuckoo_capacity + 1, 1e-3).nbytes > memory
-            assert bloom_capacity > 450_000  # 16.9 bits per key at 0.1 % (split_block)
+            assert bloom_capacity > 530_000  # 15.6 bits per key at 0.1 % (blocked512, the default there)
         else:  # the smallest rate that fits
             assert bloomkit.calc.bloom_params(10**6, bloom_rate * 0.999).nbytes > memory
             assert 0.01 < bloom_rate < 0.03
     else:
         assert (bloom_capacity, bloom_rate) == (10**6, 1e-3)
     assert f"{bloom.num_bits:,}" == rows["num_bits"][0]
-    assert rows["layout"][0] == bloom.layout == bloomkit.calc.DEFAULT_LAYOUT
+    assert rows["layout"][0] == bloom.layout == bloomkit.calc.default_layout(bloom_capacity, bloom_rate)
 
 
 def test_calc_needs_two_of_three():

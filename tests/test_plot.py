@@ -136,6 +136,38 @@ def test_bits_per_key_plots_bloomkits_real_sizing_and_its_crossover():
     assert any(f"below ε ≈ {crossing.always_below:.2g}" in text for text in texts)
 
 
+def test_bits_per_key_crossover_label_covers_no_curve_and_no_legend():
+    figure = bloomkit.plot.bits_per_key()
+    ax = figure.axes[0]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (label,) = [text for text in ax.texts if "cuckoo smaller" in text.get_text()]
+    box = label.get_window_extent(renderer)
+    assert ax.get_window_extent(renderer).contains(box.x0, box.y0) and ax.get_window_extent(renderer).contains(
+        box.x1, box.y1
+    )
+    for line in ax.get_lines():
+        xy = line.get_xydata()
+        if len(xy) < 10:  # the crossover's own vertical line is left of the label, checked below
+            continue
+        # Densify each curve tenfold so a segment crossing the box is caught between points.
+        x = np.interp(np.linspace(0, len(xy) - 1, 10 * len(xy)), np.arange(len(xy)), np.log10(xy[:, 0]))
+        y = np.interp(np.linspace(0, len(xy) - 1, 10 * len(xy)), np.arange(len(xy)), xy[:, 1])
+        points = ax.transData.transform(np.column_stack([10.0**x, y]))
+        inside = (
+            (points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)
+        )
+        assert not inside.any(), line.get_label()
+    crossing = bloomkit.plot.sizing_crossover()
+    line_x = ax.transData.transform([(crossing.always_below, 10.0)])[0, 0]
+    assert not box.x0 <= line_x <= box.x1
+    assert not box.overlaps(ax.get_legend().get_window_extent(renderer))
+    plt.close(figure)
+
+
 def test_fpr_curve_of_a_scalable_filter_is_its_compound_rate():
     s = bloomkit.ScalableBloomFilter(1000, 0.01)
     s.update(np.arange(20_000))

@@ -31,6 +31,15 @@ void bind_sizing(py::module_& m) {
         py::arg("layout"), py::arg("capacity"), py::arg("error_rate"), py::arg("num_bits"),
         "ValueError when `num_bits` of a blocked layout exceed LIMITS['max_layout_overhead'] times the classic size.");
     m.def(
+        "default_layout_size",
+        [](uint64_t capacity, double error_rate) {
+            const bloomkit::LayoutChoice c = bloomkit::default_layout_size(capacity, error_rate);
+            return std::make_tuple(std::string(bloomkit::layout_name(c.layout)), c.size.num_bits, c.size.num_hashes,
+                                   c.size.error_rate);
+        },
+        py::arg("capacity"), py::arg("error_rate"),
+        "(layout, num_bits, num_hashes, predicted error_rate) of the layout a filter gets when none is named.");
+    m.def(
         "layout_false_positive_rate",
         [=](const std::string& layout, double num_bits, double num_items, uint32_t num_hashes) {
             return bloomkit::layout_false_positive_rate(layout_of(layout), num_bits, num_items, num_hashes);
@@ -58,6 +67,7 @@ void bind_sizing(py::module_& m) {
     py::dict limits;
     limits["max_hashes"] = bloomkit::kMaxHashes;
     limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
+    limits["default_layout_memory_bound"] = bloomkit::kDefaultLayoutMemoryBound;
     limits["counter_widths"] = py::make_tuple(4, 8, 16);
     limits["max_layout_overhead"] = bloomkit::kMaxLayoutOverhead;
     limits["max_scalable_slices"] = bloomkit::kMaxScalableSlices;

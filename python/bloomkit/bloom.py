@@ -32,13 +32,16 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         key instead of MurmurHash3, so whoever chooses the keys cannot aim
         them at chosen bits (docs/RELIABILITY.md). Never saved: ``load``,
         ``from_bytes`` need it again; keyed filters cannot be pickled.
-    layout : str, keyword-only, default :data:`bloomkit.calc.DEFAULT_LAYOUT`
+    layout : str, keyword-only, optional
         Where a key's bits go (docs/FORMAT.md): ``"classic"`` (k bits
         anywhere: the least memory, k cache misses per key),
-        ``"blocked512"`` (all bits in one 64-byte cache line, ~3 % more
-        memory at 1 %) or ``"split_block"`` (8 bits in one 256-bit block, the
-        Parquet scheme, ~10 % more at 1 %). Every layout is sized to meet
-        ``error_rate``; see :func:`bloomkit.calc.layout_table`.
+        ``"blocked512"`` (all bits in one 64-byte cache line) or
+        ``"split_block"`` (8 bits in one 256-bit block, the Parquet scheme,
+        the fastest). Every layout is sized to meet ``error_rate``; the
+        blocked ones take more memory than classic, more at lower rates
+        (:func:`bloomkit.calc.layout_table`). By default
+        :func:`bloomkit.calc.default_layout`: the fastest layout within
+        1.10× classic's memory for this capacity and rate.
 
     Notes
     -----

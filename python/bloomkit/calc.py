@@ -14,8 +14,12 @@ Bloom filters come in three layouts (``docs/FORMAT.md``):
 * ``"blocked512"`` and ``"split_block"``: every bit of a key is in one block
   (512 or 256 bits). Blocks receive a Poisson-distributed number of keys,
   which costs accuracy; they are sized with that model (at most the
-  requested rate at capacity), which takes about 3 % (blocked512) and 10 %
-  (split_block) more memory than classic at 1 %.
+  requested rate at capacity), which takes more memory than classic, and
+  more the lower the rate (:func:`layout_table` gives the figures).
+
+A filter built without a layout gets :func:`default_layout`'s choice: the
+fastest layout within :data:`DEFAULT_LAYOUT_MEMORY_BOUND` (1.10) times the
+classic filter's memory for that capacity and rate.
 
 Cuckoo filters follow Fan et al., "Cuckoo Filter: Practically Better Than
 Bloom" (CoNEXT 2014), section 4; see docs/cuckoo.md and sizing.hpp.
@@ -31,7 +35,8 @@ from . import _core
 
 __all__ = [
     "BloomParams",
-    "DEFAULT_LAYOUT",
+    "DEFAULT_LAYOUT_MEMORY_BOUND",
+    "default_layout",
     "LAYOUTS",
     "layout_table",
     "check_layout",
@@ -55,7 +60,8 @@ __all__ = [
 LN2 = math.log(2.0)
 LIMITS = _core.LIMITS
 LAYOUTS = LIMITS["layouts"]
-DEFAULT_LAYOUT = "split_block"
+# The default layout's memory is at most this many times the classic filter's (sizing.hpp).
+DEFAULT_LAYOUT_MEMORY_BOUND = LIMITS["default_layout_memory_bound"]
 
 
 class BloomParams(NamedTuple):
@@ -63,7 +69,8 @@ class BloomParams(NamedTuple):
 
     ``error_rate`` is the rate predicted at capacity; ``overhead`` is the
     memory relative to a classic filter for the same request
-    (``num_bits / classic num_bits - 1``, 0.0 for classic).
+    (``num_bits / classic num_bits - 1``, 0.0 for classic); ``default`` is
+    True when ``layout`` is :func:`default_layout`'s choice for the request.
     """
 
     num_bits: int
@@ -73,6 +80,7 @@ class BloomParams(NamedTuple):
     error_rate: float
     layout: str = "classic"
     overhead: float = 0.0
+    default: bool = False
 
 
 def check_layout(layout) -> str:
@@ -148,10 +156,26 @@ def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float
     return _core.layout_false_positive_rate("classic", num_bits, num_items, num_hashes)
 
 
+def default_layout(capacity, error_rate) -> str:
+    """The layout a Bloom filter for ``capacity`` keys at ``error_rate`` gets when none is named.
+
+    The fastest of split_block, blocked512 and classic (in that order of
+    batch speed) whose size is at most :data:`DEFAULT_LAYOUT_MEMORY_BOUND`
+    times the classic size: split_block near 1 %, blocked512 from 0.5 down
+    to about 5e-4, classic at lower rates (docs/decisions.md).
+
+    Examples
+    --------
+    >>> [default_layout(10**6, p) for p in (0.1, 0.01, 0.001, 1e-6)]
+    ['blocked512', 'split_block', 'blocked512', 'classic']
+    """
+    return _core.default_layout_size(check_capacity(capacity), check_error_rate(error_rate))[0]
+
+
 def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     """Bloom filter parameters for ``capacity`` keys at ``error_rate`` in ``layout``.
 
-    ``layout`` defaults to :data:`DEFAULT_LAYOUT`. Classic:
+    ``layout`` defaults to :func:`default_layout`'s choice. Classic:
     ``m = ceil(-n ln p / (ln 2)^2)`` and ``k = max(1, round(m / n ln 2))``;
     blocked layouts: the fewest blocks whose Poisson-model rate is at most
     ``p`` (see the module docstring). A blocked layout of 64 MiB or more that
@@ -167,10 +191,18 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
     """
     n = check_capacity(capacity)
     p = check_error_rate(error_rate)
-    layout = DEFAULT_LAYOUT if layout is None else check_layout(layout)
     # The core sizes every layout and refuses (ValueError, saying what the
     # request would need) any geometry past its limits (sizing.hpp).
-    num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
+    if layout is None:
+        layout, num_bits, num_hashes, predicted = _core.default_layout_size(n, p)
+        chosen = layout
+    else:
+        layout = check_layout(layout)
+        num_bits, num_hashes, predicted = _core.layout_size(layout, n, p)
+        try:
+            chosen = _core.default_layout_size(n, p)[0]
+        except ValueError:  # no default for this request; the named layout may still size it
+            chosen = None
     _core.check_layout_overhead(layout, n, p, num_bits)
     classic_bits = num_bits if layout == "classic" else _core.layout_size("classic", n, p)[0]
     return BloomParams(
@@ -181,16 +213,21 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
         error_rate=predicted,
         layout=layout,
         overhead=num_bits / classic_bits - 1.0,
+        default=layout == chosen,
     )
 
 
 def layout_table(capacity, error_rate) -> list:
     """:func:`bloom_params` for every layout: bits, hashes, bytes, predicted rate, overhead vs classic.
 
+    ``default`` marks the layout a filter built without one gets.
+
     Examples
     --------
-    >>> [(p.layout, p.num_hashes, round(p.overhead, 3)) for p in layout_table(10**6, 0.01)]
-    [('classic', 7, 0.0), ('blocked512', 6, 0.035), ('split_block', 8, 0.099)]
+    >>> [(p.layout, p.num_hashes, round(p.overhead, 3), p.default) for p in layout_table(10**6, 0.01)]
+    [('classic', 7, 0.0, False), ('blocked512', 6, 0.035, False), ('split_block', 8, 0.099, True)]
+    >>> [(p.layout, round(p.overhead, 3), p.default) for p in layout_table(10**6, 1e-6)]
+    [('classic', 0.0, True), ('blocked512', 0.351, False), ('split_block', 1.249, False)]
     """
     return [bloom_params(capacity, error_rate, layout) for layout in LAYOUTS]
 

@@ -4,7 +4,8 @@ from typing_extensions import TypeAlias
 
 __all__ = [
     "BloomParams",
-    "DEFAULT_LAYOUT",
+    "DEFAULT_LAYOUT_MEMORY_BOUND",
+    "default_layout",
     "LAYOUTS",
     "layout_table",
     "check_layout",
@@ -34,7 +35,7 @@ _Layout: TypeAlias = Literal["classic", "blocked512", "split_block"]
 LN2: float
 LIMITS: dict[str, Any]
 LAYOUTS: tuple[str, ...]
-DEFAULT_LAYOUT: str  # "split_block"
+DEFAULT_LAYOUT_MEMORY_BOUND: float  # 1.10
 CUCKOO_MIN_FINGERPRINT_BITS: int
 CUCKOO_MAX_FINGERPRINT_BITS: int
 CUCKOO_MAX_BUCKET_SIZE: int
@@ -50,6 +51,7 @@ class BloomParams(NamedTuple):
     error_rate: float
     layout: str = "classic"
     overhead: float = 0.0
+    default: bool = False
 
 class CuckooParams(NamedTuple):
     num_buckets: int
@@ -64,6 +66,7 @@ def check_bucket_size(bucket_size: SupportsIndex) -> int: ...
 def check_fingerprint_bits(fingerprint_bits: SupportsIndex) -> int: ...
 def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float: ...
 def check_layout(layout: str | None) -> str: ...
+def default_layout(capacity: _Count, error_rate: float) -> str: ...
 def bloom_params(capacity: _Count, error_rate: float, layout: _Layout | None = None) -> BloomParams: ...
 def layout_table(capacity: _Count, error_rate: float) -> list[BloomParams]: ...
 def layout_false_positive_rate(layout: _Layout, num_bits: int, num_items: int, num_hashes: int) -> float: ...

@@ -9,6 +9,7 @@ and figures are freed with the last reference.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -348,12 +349,18 @@ def bits_per_key(error_rates=None, *, bucket_size=4, load_factor=None, keys=1_00
     if rates.min() < crossing.always_below < rates.max():
         ax.axvspan(crossing.first, crossing.always_below, color="C2", alpha=0.12, linewidth=0)
         ax.axvline(crossing.always_below, color="C2", linestyle=":", linewidth=1)
-        ax.annotate(
-            f"bloomkit cuckoo smaller\nbelow ε ≈ {crossing.always_below:.2g}\n(alternating from {crossing.first:.2g})",
-            xy=(crossing.always_below, 0.04),
-            xycoords=("data", "axes fraction"),
-            xytext=(6, 0),
-            textcoords="offset points",
+        # In the lower right corner: with the x axis inverted that is the
+        # strictest rates, where every curve is high (above log2(1/ε) bits)
+        # and the legend (upper left) is far; next to the line the label sat
+        # on the curves.
+        ax.text(
+            0.98,
+            0.04,
+            f"bloomkit cuckoo smaller below ε ≈ {crossing.always_below:.2g} (dotted)\n"
+            f"alternating from ε ≈ {crossing.first:.2g} (shaded)",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
             fontsize="small",
             color="C2",
         )
@@ -385,6 +392,11 @@ def sizing_crossover(bucket_size=4, keys=1_000_000, low=1e-7, high=0.1, points=2
     at which cuckoo is smaller, ``always_below`` the rate below which it is
     smaller everywhere. Both are ``low`` if cuckoo is never smaller.
     """
+    return _sizing_crossover(bucket_size, keys, low, high, points)
+
+
+@functools.lru_cache(maxsize=16)  # a pure function of its arguments; each call sizes ~2000 filters
+def _sizing_crossover(bucket_size, keys, low, high, points) -> Crossover:
     rates = np.logspace(math.log10(low), math.log10(high), points)
     smaller = [_cuckoo_sizing(float(rate), bucket_size, keys) < _bloom_sizing(float(rate), keys) for rate in rates]
     always = low

@@ -54,8 +54,10 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         Ratio ``r`` between the error rates of consecutive slices, in (0, 1).
     seed : int, keyword-only, default 0
         MurmurHash3 seed in [0, 2**32), shared by every slice.
-    layout : str, keyword-only, default :data:`bloomkit.calc.DEFAULT_LAYOUT`
-        Bit layout of every slice (see :class:`bloomkit.BloomFilter`).
+    layout : str, keyword-only, optional
+        Bit layout of every slice (see :class:`bloomkit.BloomFilter`); by
+        default :func:`bloomkit.calc.default_layout` for the first slice's
+        capacity and rate.
 
     Notes
     -----
@@ -100,7 +102,12 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
         initial_capacity = calc.check_capacity(initial_capacity, "initial_capacity")
         error_rate = calc.check_error_rate(error_rate)
         tightening = calc.check_error_rate(tightening, "tightening")
-        layout = calc.DEFAULT_LAYOUT if layout is None else calc.check_layout(layout)
+        if layout is None:
+            # The first slice's request decides (later slices are larger at
+            # lower rates and keep the chain's one layout).
+            layout = calc.default_layout(initial_capacity, error_rate * (1.0 - tightening))
+        else:
+            layout = calc.check_layout(layout)
         _core.ScalableBloomCore.__init__(
             self, initial_capacity, error_rate, check_growth(growth), tightening, calc.check_seed(seed), layout
         )

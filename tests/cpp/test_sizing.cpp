@@ -65,6 +65,30 @@ TEST_CASE("a filter sized by layout_size measures the rate it predicts") {
     }
 }
 
+TEST_CASE("the default layout is the fastest within 1.10x the classic size") {
+    const Layout fastest_first[] = {Layout::SplitBlock, Layout::Blocked512, Layout::Classic};
+    for (uint64_t n : {1ULL, 1000ULL, 1000000ULL}) {
+        for (double p : {0.5, 0.1, 0.01, 1e-3, 5e-4, 1e-4, 1e-6, 1e-9}) {
+            const LayoutChoice choice = default_layout_size(n, p);
+            const double bound = kDefaultLayoutMemoryBound * static_cast<double>(classic_size(n, p).num_bits);
+            Layout expected = Layout::Classic;
+            for (Layout layout : fastest_first) {
+                if (static_cast<double>(layout_size(layout, n, p).num_bits) <= bound) {
+                    expected = layout;
+                    break;
+                }
+            }
+            CHECK(choice.layout == expected);
+            CHECK(choice.size.num_bits == layout_size(expected, n, p).num_bits);
+            CHECK(static_cast<double>(choice.size.num_bits) <= bound);
+        }
+    }
+    // One million keys: split_block at 1 % (+9.9 %), blocked512 at 0.1 % (+8.1 %), classic at 1e-6.
+    CHECK(default_layout(1000000, 0.01) == Layout::SplitBlock);
+    CHECK(default_layout(1000000, 1e-3) == Layout::Blocked512);
+    CHECK(default_layout(1000000, 1e-6) == Layout::Classic);
+}
+
 TEST_CASE("classic_capacity is the most keys whose predicted rate stays within the target") {
     for (uint64_t n : {10ULL, 5000ULL, 1000000ULL}) {
         const uint64_t m = classic_size(n, 0.01).num_bits;

@@ -355,6 +355,64 @@ inline BloomSize layout_size(Layout layout, uint64_t capacity, double error_rate
     return {num_bits, best_k, layout_false_positive_rate(layout, static_cast<double>(num_bits), n, best_k)};
 }
 
+// The layout a filter gets when none is named, and its size: the fastest
+// layout whose size for this request is at most kDefaultLayoutMemoryBound
+// times the classic size. Batch speed ranks split_block, blocked512,
+// classic (one cache line per key with 8 SIMD lanes; one line with k scalar
+// bits; k lines); memory ranks them the other way round, by how much
+// depending on the rate: split_block's 8 bits in 256 cost +9.9 % at 1 %,
+// +17.5 % at 0.1 %, +125 % at 1e-6; blocked512 with its own k +3.5 %,
+// +8.1 %, +35 % (1e6 keys). So the choice is split_block near 1 %,
+// blocked512 from 0.5 down to about 5e-4, classic below that and wherever
+// whole blocks cost too much (docs/decisions.md, "Default layout").
+constexpr double kDefaultLayoutMemoryBound = 1.10;
+
+struct LayoutChoice {
+    Layout layout;
+    BloomSize size;
+};
+
+namespace detail {
+// False when no k lets blocked512 meet `error_rate` in `blocks` blocks,
+// judged by the mean-occupancy rate (1 - (1 - 1/512)^(kj))^k, a lower bound
+// of the exact E[(X/512)^k] (Jensen: x^k is convex and E[X] = 512 (1 -
+// (1 - 1/512)^(kj))). It skips the exact model's dynamic programme at rates
+// where blocked512 is far from the bound (+35 % at 1e-6).
+inline bool blocked512_might_fit(double capacity, double blocks, double error_rate) {
+    const double log_clear = std::log1p(-1.0 / BlockOccupancy::kBits);
+    for (uint32_t k = 1; k <= kMaxHashes; ++k) {
+        const double rate = poisson_expectation(
+            capacity / blocks, [&](double j) { return std::pow(-std::expm1(k * j * log_clear), double(k)); });
+        if (rate <= error_rate) return true;
+    }
+    return false;
+}
+}  // namespace detail
+
+inline LayoutChoice default_layout_size(uint64_t capacity, double error_rate) {
+    const BloomSize classic = classic_size(capacity, error_rate);
+    const double bound = kDefaultLayoutMemoryBound * static_cast<double>(classic.num_bits);
+    for (Layout layout : {Layout::SplitBlock, Layout::Blocked512}) {
+        const double blocks = std::floor(bound / static_cast<double>(layout_block_bits(layout)));
+        if (blocks < 1.0) continue;  // not even one whole block
+        if (layout == Layout::Blocked512 &&
+            !detail::blocked512_might_fit(static_cast<double>(capacity), blocks, error_rate))
+            continue;
+        BloomSize size{};
+        try {
+            size = layout_size(layout, capacity, error_rate);
+        } catch (const std::invalid_argument&) {
+            continue;  // more than the blocked layouts' 2**62 bits; classic goes up to 2**63
+        }
+        if (static_cast<double>(size.num_bits) <= bound) return {layout, size};
+    }
+    return {Layout::Classic, classic};
+}
+
+inline Layout default_layout(uint64_t capacity, double error_rate) {
+    return default_layout_size(capacity, error_rate).layout;
+}
+
 // The smallest classic geometry whose predicted rate at `capacity` keys is at
 // most `error_rate` with an integer k (the scalable filter's slices need a
 // guaranteed bound, which the historical formula misses by rounding k).
