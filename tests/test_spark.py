@@ -237,6 +237,12 @@ def test_build_filter_makes_one_filter_per_task_slot(spark):
     assert built == local
 
 
+def test_task_slots_are_known_without_a_spark_context(spark):
+    # Connect reads spark.default.parallelism, or, unset, counts spark.range's partitions.
+    assert bkspark._connect_slots(spark) == 4
+    assert bkspark._range_slots(spark) == 4  # local[2] with spark.default.parallelism 4
+
+
 def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
     # With the Arrow batch size at Spark's default, build_filter uses larger
     # batches for its own job only; a size the user set is left alone.

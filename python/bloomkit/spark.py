@@ -146,13 +146,19 @@ def _connect_slots(spark) -> int:
     Unset, it is what ``spark.range`` splits into when given no partition
     count (the cluster's default parallelism): one small job counts them.
     """
-    from pyspark.sql import functions as F
-
     configured = spark.conf.get("spark.default.parallelism", None)
     if configured is not None:
         return max(1, int(configured))
-    probe = spark.range(0, 1 << 20).select(F.max(F.spark_partition_id()).alias("last"))
-    return probe.first()[0] + 1
+    return _range_slots(spark)
+
+
+def _range_slots(spark) -> int:
+    """How many partitions ``spark.range`` makes when given no count: the default parallelism."""
+    from pyspark.sql import functions as F
+
+    # Projected first: Spark refuses a nondeterministic expression inside an aggregate.
+    partitions = spark.range(0, 1 << 20).select(F.spark_partition_id().alias("partition"))
+    return partitions.agg(F.max("partition")).first()[0] + 1
 
 
 def _merge_on_connect(blobs, slots: int, empty: BloomFilter) -> BloomFilter:
