@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# CI: tests/test_spark.py starts a local SparkSession (pyspark from the [test]
-# extra) and compiles tests/spark_jvm/BloomCheck.java, so it needs a JDK.
+# CI: tests/test_spark.py starts a local SparkSession and a local Spark Connect
+# server (pyspark[connect] from the [test] extra) and compiles
+# tests/spark_jvm/BloomCheck.java, so it needs a JDK.
 set -euo pipefail
 if ! command -v javac >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
 fi
 javac -version
+# Spark Connect's client dependencies (grpcio, protobuf, zstandard...): fail here, not as skips.
+python -c "from pyspark.sql.connect.utils import check_dependencies; check_dependencies()"

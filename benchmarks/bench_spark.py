@@ -14,7 +14,12 @@ Python workers are started (and bloomkit imported in them) by an untimed
 warm-up job first, and that cold start is reported on its own: otherwise
 whichever route runs first pays it.
 
-    python benchmarks/bench_spark.py --rows 1e6
+``--connect`` runs the same on a local Spark Connect server
+(``SparkSession.builder.remote("local[2]")``): only ``build_filter`` and
+``might_contain``, since neither the RDD API nor ``df.stat.bloomFilter`` is
+reachable from PySpark there.
+
+    python benchmarks/bench_spark.py --rows 1e6 [--connect]
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ def main():
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--error-rate", type=float, default=0.01)
     parser.add_argument("--probes", type=parse_count, default=1_000_000)
+    parser.add_argument("--connect", action="store_true", help="a local Spark Connect server instead")
     args = parser.parse_args()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -51,12 +57,14 @@ def main():
     from bloomkit.spark import build_filter, might_contain
 
     info = header("bloomkit benchmark: Bloom filters in PySpark", args)
+    builder = SparkSession.builder.remote("local[2]") if args.connect else SparkSession.builder.master("local[2]")
     spark = (
-        SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+        builder.config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(args.partitions)).config("spark.driver.memory", "2g")
         .getOrCreate()
     )
-    spark.sparkContext.setLogLevel("ERROR")
+    if not args.connect:
+        spark.sparkContext.setLogLevel("ERROR")
     print_machine(info, {"pyspark": pyspark.__version__, "bloomkit": "this checkout"})
     n = args.rows
     keys = spark.range(0, n, 1, args.partitions).select(F.concat(F.lit("https://example.org/item/"), F.col("id").cast("string")).alias("url")).cache()
@@ -91,6 +99,9 @@ def main():
             merged = g if merged is None else merged | g
         return merged
 
+    routes = [("bloomkit build_filter (mapInArrow)", t_arrow, f_arrow)]
+    if args.connect:  # no RDDs, no _jdf
+        return report(args, spark, keys, probes, t_cold, t_warm, routes)
     t_rdd, f_rdd = timed(rdd_route)
 
     def spark_sketch():
@@ -102,14 +113,21 @@ def main():
     t_spark, f_spark = timed(spark_sketch)
     assert f_rdd == f_arrow
 
+    routes += [("RDD row iterator + BloomFilter.add", t_rdd, f_rdd), ("Spark df.stat.bloomFilter", t_spark, f_spark)]
+    report(args, spark, keys, probes, t_cold, t_warm, routes)
+
+
+def report(args, spark, keys, probes, t_cold, t_warm, routes):
+    from bloomkit.spark import might_contain
+
+    n, p, t_arrow = args.rows, args.error_rate, routes[0][1]
     rows = []
-    for name, t_build, f in [("bloomkit build_filter (mapInArrow)", t_arrow, f_arrow),
-                             ("RDD row iterator + BloomFilter.add", t_rdd, f_rdd),
-                             ("Spark df.stat.bloomFilter", t_spark, f_spark)]:
+    for name, t_build, f in routes:
         t_present, present = timed(lambda: keys.where(might_contain(f, "url")).count())
         t_absent, kept = timed(lambda: probes.where(~might_contain(f, "url")).count())
         rows.append((name, t_build, t_present, present, t_absent, args.probes - kept, f.nbytes))
-    print(f"## {n:,} distinct string keys, {args.partitions} partitions, local[2], error_rate {p}")
+    kind = "Spark Connect, local[2]" if args.connect else "local[2]"
+    print(f"## {n:,} distinct string keys, {args.partitions} partitions, {kind}, error_rate {p}")
     print()
     print(f"Python worker cold start (first Python job, untimed in the rows): {t_cold:.1f} s; the same job warm "
           f"(JVM->Arrow transfer of the column alone): {t_warm:.1f} s.")

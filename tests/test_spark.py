@@ -1,18 +1,23 @@
 """bloomkit.spark and Spark byte compatibility, against a real local SparkSession.
 
-One small session (local[2]) serves the whole module. Spark's own
-BloomFilter is queried inside the JVM through tests/spark_jvm/BloomCheck.java
-(compiled here with javac), which checks many keys per py4j call.
+The module runs twice: on a classic session (local[2]) and on a real local
+Spark Connect server (``SparkSession.builder.remote("local[2]")``), one
+session at a time (pytest runs every test of one before starting the other).
+Spark's own BloomFilter is queried inside the JVM through
+tests/spark_jvm/BloomCheck.java (compiled here with javac), which checks many
+keys per py4j call: those tests need the classic session's py4j gateway.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import math
 import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -23,6 +28,7 @@ from support import random_strings
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
+import bloomkit._spark_ship as ship  # noqa: E402
 import bloomkit.spark as bkspark  # noqa: E402
 
 pytestmark = pytest.mark.integration
@@ -31,36 +37,54 @@ HERE = os.path.dirname(__file__)
 N = 100_000
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
+COMMON_CONF = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
+    "spark.python.worker.reuse": "true",
+    "spark.driver.memory": "1g",
+}
+# Tests that read Spark's own sketch through py4j run on the classic session only.
+classic_only = pytest.mark.parametrize("spark", ["classic"], indirect=True)
+connect_only = pytest.mark.parametrize("spark", ["connect"], indirect=True)
+
+
+@pytest.fixture(scope="module", params=["classic", "connect"])
+def spark(request, tmp_path_factory):
     javac = shutil.which("javac")
     if javac is None or shutil.which("java") is None:
         pytest.skip("a JDK (java, javac) is needed for the Spark tests")
-    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-    classes = str(tmp_path_factory.mktemp("spark_jvm"))
-    sketch_jar = glob.glob(os.path.join(jars, "spark-sketch*.jar"))
-    subprocess.run(
-        [javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, os.path.join(HERE, "spark_jvm", "BloomCheck.java")],
-        check=True,
-        capture_output=True,
-    )
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("bloomkit-tests")
-        .config("spark.driver.extraClassPath", classes)
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
-        .config("spark.python.worker.reuse", "true")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    if request.param == "connect":
+        try:
+            from pyspark.sql.connect.utils import check_dependencies
+
+            check_dependencies()
+        except ImportError as missing:
+            pytest.skip(f"Spark Connect needs pyspark[connect]'s dependencies (the [test] extra): {missing}")
+        builder = SparkSession.builder.remote("local[2]")
+    else:
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        classes = str(tmp_path_factory.mktemp("spark_jvm"))
+        sketch_jar = glob.glob(os.path.join(jars, "spark-sketch*.jar"))
+        source = os.path.join(HERE, "spark_jvm", "BloomCheck.java")
+        subprocess.run(
+            [javac, "-cp", os.pathsep.join(sketch_jar), "-d", classes, source], check=True, capture_output=True
+        )
+        builder = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.driver.extraClassPath", classes)
+            .config("spark.ui.enabled", "false")
+        )
+    for key, value in COMMON_CONF.items():
+        builder = builder.config(key, value)
+    session = builder.appName(f"bloomkit-tests-{request.param}").getOrCreate()
+    assert ship.is_connect(session) == (request.param == "connect")
+    if request.param == "classic":
+        session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
 
@@ -103,6 +127,7 @@ ABSENT_LONGS = np.random.default_rng(14).integers(-(2**63), 2**63 - 1, size=N, d
 
 
 # -- Spark -> bloomkit ------------------------------------------------------
+@classic_only
 def test_spark_built_string_filter_reads_and_answers_like_spark(spark):
     df = spark.createDataFrame([(s,) for s in STRINGS], "s string").repartition(4)
     blob = spark_stat_filter(spark, df, "s", len(STRINGS), 0.01)
@@ -118,6 +143,7 @@ def test_spark_built_string_filter_reads_and_answers_like_spark(spark):
     assert loaded.to_spark_bytes() == blob
 
 
+@classic_only
 def test_spark_built_long_filter_reads_and_answers_like_spark(spark):
     df = spark.createDataFrame([(int(v),) for v in LONGS], "v long").repartition(3)
     blob = spark_stat_filter(spark, df, "v", N, 0.02)
@@ -135,6 +161,7 @@ def test_spark_built_long_filter_reads_and_answers_like_spark(spark):
 
 
 # -- bloomkit -> Spark --------------------------------------------------------
+@classic_only
 @pytest.mark.parametrize("version,seed", [(2, 0), (2, -12345), (1, 0)])
 def test_bloomkit_written_filters_are_read_by_spark(spark, version, seed):
     strings = SparkBloomFilter(N, 0.01, seed=seed, version=version)
@@ -186,6 +213,7 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     assert built == local
 
 
+@classic_only
 def test_build_filter_makes_one_filter_per_task_slot(spark):
     # 6 partitions, spark.default.parallelism 4: coalesced to 4 tasks, so 4
     # full-size filters are shipped and ORed, not 6.
@@ -207,6 +235,12 @@ def test_build_filter_makes_one_filter_per_task_slot(spark):
     local = bloomkit.BloomFilter(50_000, 0.01)
     local.update([url for url, _ in rows if url is not None])
     assert built == local
+
+
+def test_task_slots_are_known_without_a_spark_context(spark):
+    # Connect reads spark.default.parallelism, or, unset, counts spark.range's partitions.
+    assert bkspark._connect_slots(spark) == 4
+    assert bkspark._range_slots(spark) == 4  # local[2] with spark.default.parallelism 4
 
 
 def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
@@ -249,36 +283,136 @@ def test_build_filter_rejects_bad_arguments_before_running(spark):
 
 
 # -- might_contain ------------------------------------------------------------
-def test_might_contain_filters_and_anti_joins(spark):
-    from pyspark.sql import functions as F
+def loads_per_process(spark, df, token) -> dict:
+    """pid -> how many times that Python worker loaded the shipment ``token``, asked from a UDF.
 
-    members = [f"member-{i}" for i in range(20_000)]
-    strangers = [f"stranger-{i}" for i in range(20_000)]
-    f = bloomkit.BloomFilter(20_000, 0.01)
-    f.update(members)
-    df = spark.createDataFrame([(k,) for k in members + strangers] + [(None,)], "k string").repartition(4)
-    kept = {row.k for row in df.where(bkspark.might_contain(f, "k")).collect()}
-    dropped = {row.k for row in df.where(~bkspark.might_contain(f, F.col("k"))).collect()}
-    expected = {k for k, hit in zip(members + strangers, f.contains_many(members + strangers)) if hit}
-    assert kept == expected and set(members) <= kept
-    assert dropped == set(members + strangers) - expected  # nulls in neither
-    assert 0 < len(kept) - len(members) < 0.02 * len(strangers)
-    # ~20 Arrow batches (2,000 rows each) ran through two broadcasts; each
-    # Python worker process deserialised each filter at most once. Asked
-    # from a UDF, so it runs in the same (reused) SQL worker processes.
-    import pandas as pd
-    from pyspark.sql.functions import pandas_udf
+    A UDF runs in the same reused SQL worker processes as might_contain's.
+    """
+    import pyarrow as pa
+    from pyspark.sql.functions import arrow_udf
 
     def loads_here(keys):
-        return pd.Series([f"{os.getpid()}:{sum(bkspark._LOADS.values())}"] * len(keys))
+        return pa.array([f"{os.getpid()}:{ship._LOADS.get(token, 0)}"] * len(keys))
 
-    loads_here.__annotations__ = {"keys": pd.Series, "return": pd.Series}
-    reports = {row.r for row in df.select(pandas_udf(loads_here, "string")("k").alias("r")).distinct().collect()}
-    per_process = {}
+    reports = {row.r for row in df.select(arrow_udf(loads_here, "string")("k").alias("r")).distinct().collect()}
+    per_process: dict = {}
     for report in reports:
         pid, count = report.split(":")
         per_process[pid] = max(per_process.get(pid, 0), int(count))
-    assert 1 <= sum(per_process.values()) and all(count <= 2 for count in per_process.values()), per_process
+    return per_process
+
+
+@contextlib.contextmanager
+def shipments():
+    """The ShippedFilter of every might_contain / register call in the block."""
+    made = []
+    real = ship.ship
+
+    def spy(filter, session):
+        made.append(real(filter, session))
+        return made[-1]
+
+    bkspark.ship, previous = spy, bkspark.ship
+    try:
+        yield made
+    finally:
+        bkspark.ship = previous
+    assert previous is real
+
+
+def fpr_bound(p: float, n: int) -> float:
+    """p plus four binomial standard deviations: exceeded by chance about once in 30,000 runs."""
+    return p + 4 * math.sqrt(p * (1 - p) / n)
+
+
+def test_might_contain_filters_and_anti_joins(spark):
+    from pyspark.sql import functions as F
+
+    f = bloomkit.BloomFilter(len(STRINGS), 0.01)
+    f.update(STRINGS)
+    df = spark.createDataFrame([(k,) for k in STRINGS + ABSENT_STRINGS] + [(None,)], "k string").repartition(4)
+    with warnings.catch_warnings(record=True) as caught, shipments() as made:
+        warnings.simplefilter("always")
+        kept_column, dropped_column = bkspark.might_contain(f, "k"), ~bkspark.might_contain(f, F.col("k"))
+    assert not [w for w in caught if "pandas" in str(w.message)]  # arrow_udf: pandas is never involved
+    assert [m.route for m in made] == (["closure"] * 2 if ship.is_connect(spark) else ["broadcast"] * 2)
+    kept = {row.k for row in df.where(kept_column).collect()}
+    dropped = {row.k for row in df.where(dropped_column).collect()}
+    expected = {k for k, hit in zip(STRINGS + ABSENT_STRINGS, f.contains_many(STRINGS + ABSENT_STRINGS)) if hit}
+    assert kept == expected and set(STRINGS) <= kept  # no false negative over 100,008 keys
+    assert dropped == set(STRINGS + ABSENT_STRINGS) - expected  # nulls in neither
+    false_positives = len(kept - set(STRINGS))
+    assert 0 < false_positives <= fpr_bound(0.01, len(ABSENT_STRINGS)) * len(ABSENT_STRINGS)
+    # ~100 Arrow batches (2,000 rows each) ran through each filter; each
+    # Python worker process loaded each at most once.
+    for shipped in made:
+        per_process = loads_per_process(spark, df, shipped.token)
+        assert 1 <= sum(per_process.values()) and all(count <= 1 for count in per_process.values()), per_process
+
+
+def test_might_contain_ships_a_filter_over_100_mb(spark):
+    # Past CLOSURE_BYTES a Connect session ships a file artifact, mapped by each worker.
+    f = bloomkit.BloomFilter(80_000_000, 0.01)
+    assert f.nbytes >= 100_000_000
+    f.update(STRINGS)
+    df = spark.createDataFrame([(k,) for k in STRINGS + ABSENT_STRINGS], "k string").repartition(4)
+    with shipments() as made:
+        column = bkspark.might_contain(f, "k")
+    assert made[0].route == ("artifact" if ship.is_connect(spark) else "broadcast")
+    kept = sorted(row.k for row in df.where(column).collect())
+    probes = STRINGS + ABSENT_STRINGS
+    assert kept == sorted(k for k, hit in zip(probes, f.contains_many(probes)) if hit)
+    assert set(STRINGS) <= set(kept)  # all 100,008 members
+    per_process = loads_per_process(spark, df, made[0].token)
+    assert all(count <= 1 for count in per_process.values()), per_process
+
+
+@connect_only
+def test_might_contain_past_the_closure_limit_without_artifacts_is_a_clear_error(spark, monkeypatch):
+    # A Spark Connect client before 3.5 has no addArtifacts: past CLOSURE_BYTES
+    # the error names the remedies, before anything is sent.
+    f = bloomkit.BloomFilter(2_000_000, 0.01)
+    f.update(STRINGS)
+    before = f.to_bytes()
+    monkeypatch.setattr(ship, "CLOSURE_BYTES", 1 << 20)
+    monkeypatch.delattr(type(spark), "addArtifacts")
+    with pytest.raises(ValueError, match=r"can ship at most 1048576 bytes inside a UDF\. Use PySpark >= 3\.5"):
+        bkspark.might_contain(f, "k")
+    with pytest.raises(ValueError, match="a classic session, or a smaller filter"):
+        bkspark.register(spark, "in_big", f)
+    assert f.to_bytes() == before
+
+
+def test_sql_function_registered_in_one_line(spark):
+    f = bloomkit.BloomFilter(20_000, 0.01)
+    members = [f"member-{i}" for i in range(20_000)]
+    strangers = [f"stranger-{i}" for i in range(20_000)]
+    f.update(members)
+    spark.createDataFrame([(k,) for k in members + strangers] + [(None,)], "url string").createOrReplaceTempView(
+        "bloomkit_urls"
+    )
+    bkspark.register(spark, "in_members", f)
+    kept = {row.url for row in spark.sql("SELECT url FROM bloomkit_urls WHERE in_members(url)").collect()}
+    dropped = {row.url for row in spark.sql("SELECT url FROM bloomkit_urls WHERE NOT in_members(url)").collect()}
+    expected = {k for k, hit in zip(members + strangers, f.contains_many(members + strangers)) if hit}
+    assert kept == expected and set(members) <= kept
+    assert dropped == set(members + strangers) - expected  # null: in neither
+    with pytest.raises(ValueError, match="must be an identifier"):
+        bkspark.register(spark, "in members; DROP", f)
+
+
+def test_pandas_udf_fallback_answers_alike_without_warnings(spark):
+    # Spark < 4.1 has no arrow_udf: the pandas UDF answers the same, and
+    # PySpark's pandas-3 FutureWarning does not reach the user.
+    f = SparkBloomFilter(10_000, 0.01)
+    f.update(np.arange(0, 20_000, 2, dtype=np.int64))
+    df = spark.range(0, 20_000, 1, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        column = bkspark._pandas_contains_udf(ship.ship(f, spark))(df["id"])
+    assert not [w for w in caught if "pandas" in str(w.message)]
+    hits = np.array(sorted(row.id for row in df.where(column).collect()))
+    np.testing.assert_array_equal(np.flatnonzero(f.contains_many(np.arange(20_000))), hits)
 
 
 def test_might_contain_with_a_spark_hashing_filter_and_integers(spark):

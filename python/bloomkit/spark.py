@@ -2,15 +2,22 @@
 
 Needs pyspark and pyarrow (``pip install 'bloomkit[spark]'``).
 
+Every function works on a classic session and on Spark Connect (``SparkSession.builder.remote``,
+serverless and shared clusters): a Connect session is recognised once per call and nothing then
+touches ``sparkContext``, py4j, RDDs or broadcast variables.
+
 * :func:`build_filter` builds one filter per task slot from Arrow batches
   (``mapInArrow``; each batch goes to C++ in one ``update`` call without a
-  per-row Python loop) and ORs the partition filters on the driver. The
-  result is byte-equal to a :class:`bloomkit.BloomFilter` built locally from
-  the same keys: all partition filters share one size and seed, which is what
-  makes them mergeable.
-* :func:`might_contain` is a vectorised pandas UDF. The filter is broadcast
-  once; each Python worker process deserialises it once per broadcast
-  (a cache keyed by the broadcast id) and reuses it for every batch.
+  per-row Python loop) and ORs the partition filters (classic: on the driver,
+  or a ``treeReduce`` when large; Connect: a second Arrow pass after a
+  shuffle, then the driver). The result is byte-equal to a
+  :class:`bloomkit.BloomFilter` built locally from the same keys: all
+  partition filters share one size and seed, which is what makes them mergeable.
+* :func:`might_contain` is a vectorised UDF (``arrow_udf`` on Spark >= 4.1,
+  a pandas UDF before). The filter reaches the workers once
+  (``_spark_ship.py``: a broadcast, the UDF itself, or a file artifact) and
+  each Python worker process loads it once and reuses it for every batch.
+* :func:`register` makes it a SQL function: ``SELECT ... WHERE name(url)``.
 
 Spark's own sketch (``df.stat.bloomFilter``) is readable and writable with
 ``bloomkit.BloomFilter.from_spark_bytes`` / ``SparkBloomFilter.to_spark_bytes``.
@@ -20,12 +27,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-import uuid
+import warnings
 
+from ._spark_ship import is_connect, ship
 from .bloom import BloomFilter
-from .spark_sketch import SparkBloomFilter
 
-__all__ = ["build_filter", "might_contain"]
+__all__ = ["build_filter", "might_contain", "register"]
 
 # Partition filters are collected in one job and ORed on the driver while
 # they total at most this many bytes; beyond it a treeReduce merges them on
@@ -43,6 +50,9 @@ _HEADROOM = 1 + 2 * _RSD
 # is a few MB. A value the user set is kept.
 _BUILD_BATCH_ROWS = 100_000
 _BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+# A merged filter leaves the executors of a Spark Connect session in rows of
+# at most this many bytes (Spark Connect's own Arrow result batches are 4 MiB).
+_RESULT_CHUNK = 4 << 20
 
 
 @contextlib.contextmanager
@@ -56,6 +66,19 @@ def _build_batches(spark):
         yield
     finally:
         spark.conf.unset(_BATCH_CONF)
+
+
+@contextlib.contextmanager
+def _without_pandas_warning():
+    """Silence PySpark's "does not yet fully support pandas >= 3.0.0" while our UDFs are made.
+
+    PySpark warns whenever it makes a pandas-typed UDF (a pandas UDF, and on a
+    classic session mapInArrow too). Ours use only Arrow arrays, or in the
+    pandas UDF Series.notna, indexing and astype, which pandas 3 keeps.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        yield
 
 
 def _column(column):
@@ -75,12 +98,19 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
     from pyspark.sql import functions as F
 
     keys = df.select(_column(column).alias("key")).where(F.col("key").isNotNull())
+    spark = df.sparkSession
+    connect = is_connect(spark)  # no sparkContext, RDDs or py4j on a Spark Connect session
     # One filter per task slot, not per partition: every partition filter is
     # the full size, so 200 partitions would ship and OR 200 full filters.
-    # coalesce merges partitions without a shuffle, one task per core.
-    slots = df.sparkSession.sparkContext.defaultParallelism
-    if keys.rdd.getNumPartitions() > slots:
+    # coalesce merges partitions without a shuffle, one task per core (and
+    # never adds partitions, so Connect, which cannot count them, calls it always).
+    if connect:
+        slots = _connect_slots(spark)
         keys = keys.coalesce(slots)
+    else:
+        slots = spark.sparkContext.defaultParallelism
+        if keys.rdd.getNumPartitions() > slots:
+            keys = keys.coalesce(slots)
     if capacity is None:
         estimate = keys.select(F.approx_count_distinct("key", rsd=_RSD)).first()[0]
         capacity = max(1, math.ceil(estimate * _HEADROOM))
@@ -95,8 +125,11 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
             partition.update(batch.column(0))
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
-    blobs = keys.mapInArrow(build_partition, "filter binary")
-    with _build_batches(df.sparkSession):
+    with _without_pandas_warning():
+        blobs = keys.mapInArrow(build_partition, "filter binary")
+    with _build_batches(spark):
+        if connect:
+            return _merge_on_connect(blobs, slots, empty)
         if blobs.rdd.getNumPartitions() * empty.nbytes > COLLECT_BYTES:
             merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
             return BloomFilter.from_bytes(merged)
@@ -107,52 +140,118 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
     return result
 
 
+def _connect_slots(spark) -> int:
+    """The task slots of a Spark Connect session (``spark.default.parallelism``), without a SparkContext.
+
+    Unset, it is what ``spark.range`` splits into when given no partition
+    count (the cluster's default parallelism): one small job counts them.
+    """
+    configured = spark.conf.get("spark.default.parallelism", None)
+    if configured is not None:
+        return max(1, int(configured))
+    return _range_slots(spark)
+
+
+def _range_slots(spark) -> int:
+    """How many partitions ``spark.range`` makes when given no count: the default parallelism."""
+    from pyspark.sql import functions as F
+
+    # Projected first: Spark refuses a nondeterministic expression inside an aggregate.
+    partitions = spark.range(0, 1 << 20).select(F.spark_partition_id().alias("partition"))
+    return partitions.agg(F.max("partition")).first()[0] + 1
+
+
+def _merge_on_connect(blobs, slots: int, empty: BloomFilter) -> BloomFilter:
+    """OR the partition filters without the RDD API: a shuffle into ``groups`` Arrow passes, then the driver.
+
+    ``groups`` keeps what reaches the driver within ``COLLECT_BYTES``; each
+    group's filter comes back in chunks of ``_RESULT_CHUNK`` bytes, since a
+    Spark Connect client refuses any message above 128 MiB.
+    """
+    import uuid
+
+    groups = max(1, min(slots, COLLECT_BYTES // empty.nbytes))
+
+    def merge_group(batches):
+        import pyarrow as pa
+
+        merged = None
+        for batch in batches:
+            for blob in batch.column(0):
+                partition = BloomFilter.from_bytes(blob.as_py())
+                if merged is None:
+                    merged = partition
+                else:
+                    merged |= partition
+        if merged is None:
+            return
+        frame = merged.to_bytes()
+        del merged
+        group = uuid.uuid4().hex
+        for start in range(0, len(frame), _RESULT_CHUNK):
+            chunk = pa.array([frame[start : start + _RESULT_CHUNK]], pa.binary())
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([group]), pa.array([start], pa.int64()), chunk], names=["grp", "start", "chunk"]
+            )
+
+    with _without_pandas_warning():
+        merged = blobs.repartition(groups).mapInArrow(merge_group, "grp string, start long, chunk binary")
+    rows = merged.collect()
+    frames: dict = {}
+    for row in rows:
+        frames.setdefault(row.grp, []).append((row.start, row.chunk))
+    result = empty
+    for chunks in frames.values():
+        result |= BloomFilter.from_bytes(b"".join(chunk for _, chunk in sorted(chunks)))
+    return result
+
+
 def _union_frames(a: bytes, b: bytes) -> bytes:
     merged = BloomFilter.from_bytes(a)
     merged |= BloomFilter.from_bytes(b)
     return merged.to_bytes()
 
 
-# -- might_contain --------------------------------------------------------
-# broadcast token (one per might_contain call) -> filter, per Python worker process.
-_FILTERS: dict = {}
-# broadcast id -> how many times this process deserialised it (tests read it).
-_LOADS: dict = {}
+# -- might_contain and SQL ------------------------------------------------
+def _session_of(column):
+    """The active session (``None`` on a classic driver that has only a SparkContext)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None and is_connect(column):
+        raise ValueError("might_contain on a Spark Connect column needs an active Spark Connect session")
+    return session
 
 
-def _filter_for(bid: str, broadcast):
-    cached = _FILTERS.get(bid)
-    if cached is None:
-        kind, data = broadcast.value
-        cached = SparkBloomFilter.from_spark_bytes(data) if kind == "spark" else BloomFilter.from_bytes(data)
-        _FILTERS[bid] = cached
-        _LOADS[bid] = _LOADS.get(bid, 0) + 1
-    return cached
+def _contains_udf(filter, session):
+    """A vectorised UDF ``key -> bool`` (null -> null) over ``filter``, shipped to ``session``'s workers."""
+    shipped = ship(filter, session)
+    try:
+        from pyspark.sql.functions import arrow_udf  # Spark >= 4.1: Arrow arrays in and out, no pandas
+    except ImportError:
+        return _pandas_contains_udf(shipped)
+
+    def contains(keys):
+        import numpy as np
+        import pyarrow as pa
+
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if not keys.null_count:
+            return pa.array(shipped.get().contains_many(keys), pa.bool_())
+        valid = keys.is_valid()
+        present = valid.to_numpy(zero_copy_only=False)
+        hits = np.zeros(len(keys), dtype=bool)
+        hits[present] = shipped.get().contains_many(keys.filter(valid))
+        return pa.array(hits, pa.bool_(), mask=~present)
+
+    return arrow_udf(contains, "boolean")
 
 
-def might_contain(filter, column):
-    """A boolean Column: whether each value of ``column`` is (probably) in ``filter``.
-
-    ``filter`` is a :class:`bloomkit.BloomFilter` (or a ``SparkBloomFilter``).
-    Use it as ``df.where(might_contain(f, "url"))``, or ``~might_contain(...)``
-    for the rows certainly not in the filter (an anti-join). Null values give
-    null, so they are dropped by both.
-    """
+def _pandas_contains_udf(shipped):
+    """The same UDF on Spark < 4.1, through pandas."""
     import pandas as pd
-    from pyspark import SparkContext
     from pyspark.sql.functions import pandas_udf
-
-    if isinstance(filter, SparkBloomFilter):
-        payload = ("spark", filter.to_spark_bytes())
-    elif isinstance(filter, BloomFilter) and filter.keyed:
-        # Its frame cannot be loaded without the key, which is never serialized.
-        raise ValueError("might_contain needs an unkeyed BloomFilter: a secret_key is never shipped to executors")
-    elif isinstance(filter, BloomFilter):
-        payload = ("bloomkit", filter.to_bytes())
-    else:
-        raise TypeError(f"might_contain needs a bloomkit BloomFilter or SparkBloomFilter, got {type(filter).__name__}")
-    broadcast = SparkContext.getOrCreate().broadcast(payload)
-    bid = uuid.uuid4().hex  # names this broadcast in the workers' caches
 
     def contains(keys):
         present = keys.notna().to_numpy()
@@ -161,9 +260,35 @@ def might_contain(filter, column):
             values = keys[present]
             if values.dtype.kind == "f":  # an integer column with nulls arrives as float64
                 values = values.astype("int64")
-            result[present] = _filter_for(bid, broadcast).contains_many(values)
+            result[present] = shipped.get().contains_many(values)
         return result
 
     # Real annotations (this module's are strings): Spark reads them to pick the UDF kind.
     contains.__annotations__ = {"keys": pd.Series, "return": pd.Series}
-    return pandas_udf(contains, "boolean")(_column(column))
+    with _without_pandas_warning():
+        return pandas_udf(contains, "boolean")
+
+
+def might_contain(filter, column):
+    """A boolean Column: whether each value of ``column`` is (probably) in ``filter``.
+
+    ``filter`` is a :class:`bloomkit.BloomFilter` (or a ``SparkBloomFilter``).
+    Use it as ``df.where(might_contain(f, "url"))``, or ``~might_contain(...)``
+    for the rows certainly not in the filter (an anti-join). Null values give
+    null, so they are dropped by both. Works on classic and Spark Connect
+    sessions (the active session, or the one ``column`` belongs to).
+    """
+    column = _column(column)
+    session = _session_of(column)
+    return _contains_udf(filter, session)(column)
+
+
+def register(spark, name, filter) -> None:
+    """Register ``filter`` as the SQL function ``name(key) -> boolean`` of ``spark``.
+
+    Then ``spark.sql("SELECT ... WHERE name(url)")`` keeps the rows probably in
+    the filter (``NOT name(url)``: certainly not in it; null keys give null).
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a SQL function name must be an identifier, got {name!r}")
+    spark.udf.register(name, _contains_udf(filter, spark))
