@@ -3,7 +3,8 @@
 Usage: python fuzz/make_corpus.py DIRECTORY. Small filters, so libFuzzer's
 mutations reach the params and the payload alike; every shape the loaders
 distinguish is present (grown scalable chains, auto-grown cuckoo stages, a
-cuckoo victim slot, every counter width, seeds, bucket sizes).
+cuckoo victim slot, every counter width, seeds, bucket sizes), plus the
+frames no filter writes but a loader must judge (``judged_frames``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,26 @@ def seed_filters() -> dict:
     return filters
 
 
+def judged_frames() -> dict:
+    """Frames no filter writes but a loader must judge (name -> bytes).
+
+    A mapped file still marked open for writing (type tag bit 14) with its
+    checksum current (it loads) and stale ("not closed cleanly"), and a chain
+    declaring one slice more than kMaxScalableSlices (refused from its
+    params, before the slice table is read).
+    """
+    filters = seed_filters()
+    marked = bytearray(filters["bloom-40"].to_bytes())
+    marked[11] |= 0x40
+    chain = bytearray(filters["scalable-grown"].to_bytes())
+    struct.pack_into("<I", chain, 24 + 36, 1025)  # num_slices, params offset 36
+    return {
+        "bloom-open-for-writing": with_checksum(marked),
+        "bloom-open-for-writing-stale": bytes(marked),
+        "scalable-too-many-slices": with_checksum(chain),
+    }
+
+
 def try_add(cuckoo, key) -> bool:
     try:
         cuckoo.add(key)
@@ -81,6 +102,13 @@ def fmix64(x: int) -> int:
     return x ^ (x >> 33)
 
 
+def with_checksum(frame) -> bytes:
+    """``frame`` with its last 8 bytes set to the checksum of the rest (docs/FORMAT.md)."""
+    data = bytearray(frame)
+    struct.pack_into("<Q", data, len(data) - 8, bloomkit.hash128(bytes(data[:-8]), 0x424B4631) & (2**64 - 1))
+    return bytes(data)
+
+
 def with_victim(cuckoo, key):
     """A one-stage cuckoo filter with ``key`` in its victim slot, as versions that parked failed walks there saved it.
 
@@ -94,9 +122,7 @@ def with_victim(cuckoo, key):
     stage = 64  # the payload offset of a type 4 frame (params 32 bytes, padded to 64)
     count = struct.unpack_from("<Q", data, stage)[0]
     struct.pack_into("<QQIB", data, stage, count + 1, bucket, fp, 1)
-    checksum = bloomkit.hash128(bytes(data[:-8]), 0x424B4631) & (2**64 - 1)
-    struct.pack_into("<Q", data, len(data) - 8, checksum)
-    return bloomkit.CuckooFilter.from_bytes(bytes(data))
+    return bloomkit.CuckooFilter.from_bytes(with_checksum(data))
 
 
 def main(directory: str) -> None:
@@ -104,6 +130,8 @@ def main(directory: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, filter_ in seed_filters().items():
         (out / f"{name}.bkf").write_bytes(frame_of(filter_))
+    for name, frame in judged_frames().items():
+        (out / f"{name}.bkf").write_bytes(frame)
 
 
 def frame_of(filter_) -> bytes:

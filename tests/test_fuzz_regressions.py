@@ -64,3 +64,16 @@ def test_seed_corpus_frame_round_trips(name, tmp_path):
     path = tmp_path / "seed.bkf"
     filter_.save(path)
     assert bloomkit.load(path, secret_key=secret) == filter_
+
+
+def test_judged_seed_frames_get_their_own_answers():
+    frames = make_corpus.judged_frames()
+    plain = make_corpus.seed_filters()["bloom-40"]
+    # Marked open for writing, checksum current: loads as the filter, saved unmarked.
+    loaded = bloomkit.load(frames["bloom-open-for-writing"])
+    assert loaded == plain and loaded.to_bytes() == plain.to_bytes()
+    with pytest.raises(ValueError, match="not closed cleanly") as stale:
+        bloomkit.load(frames["bloom-open-for-writing-stale"])
+    assert "corrupt" not in str(stale.value)
+    with pytest.raises(ValueError, match="num_slices 1025 exceeds the limit of 1024 slices"):
+        bloomkit.load(frames["scalable-too-many-slices"])
