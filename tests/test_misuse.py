@@ -123,14 +123,36 @@ def test_memoryview_key_holds_its_buffer():
     data.extend(b"more")  # no export is left behind after the call
 
 
-def test_offset_batch_uses_the_offsets_it_validated():
+@pytest.mark.parametrize(
+    "rewritten, keys",
+    [
+        # far past the data: every read is clamped to its end
+        ([0, 2**40, 2**41, 2**62], [b"alphabetagamma", b"", b""]),
+        # going backwards, and negative: an end below its begin is the empty key there
+        ([10, 3, 14, -7], [b"", b"habetagamma", b""]),
+    ],
+)
+def test_offset_batch_offsets_rewritten_after_validation_never_read_outside_the_data(rewritten, keys):
+    """Offsets are read in place (no copy): another thread may rewrite them after the
+    check, and then each key is read clamped into the data buffer, never outside it."""
     data = np.frombuffer(b"alphabetagamma", dtype=np.uint8).copy()
-    offsets = np.array([0, 5, 9, 14], dtype=np.int64)
-    batch = bloomkit._core.OffsetBatch(data, offsets)
-    offsets[:] = [0, 2**40, 2**41, 2**62]  # rewritten after validation
-    f = bloomkit.BloomFilter(100)
-    f.update(batch)
-    assert [k in f for k in ("alpha", "beta", "gamma")] == [True, True, True]
+    for dtype in (np.int64, np.int32):
+        offsets = np.array([0, 5, 9, 14], dtype=dtype)
+        batch = bloomkit._core.OffsetBatch(data, offsets)
+        offsets[:] = np.clip(rewritten, np.iinfo(dtype).min, np.iinfo(dtype).max)
+        f = bloomkit.BloomFilter(100, layout="classic")
+        f.update(batch)
+        expected = bloomkit.BloomFilter(100, layout="classic")
+        expected.update(keys)
+        assert f == expected
+
+
+def test_offset_batch_refuses_offsets_outside_the_data_when_built():
+    data = np.frombuffer(b"alphabeta", dtype=np.uint8).copy()
+    with pytest.raises(ValueError, match="not monotone inside the data at index 2"):
+        bloomkit._core.OffsetBatch(data, np.array([0, 5, 10], dtype=np.int64))
+    with pytest.raises(ValueError, match="offset 0 is outside the data"):
+        bloomkit._core.OffsetBatch(data, np.array([-1, 5], dtype=np.int32))
 
 
 def test_offset_batch_holds_its_data_buffer():

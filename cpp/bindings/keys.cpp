@@ -230,9 +230,10 @@ py::bytes canonical_bytes(py::handle key) {
 
 // ---------------------------------------------------------------- OffsetBatch
 
-OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.request()) {
+OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets)
+    : data_view_(data.request()), offsets_view_(offsets.request()) {
     const py::buffer_info& data_info = data_view_;
-    const py::buffer_info offsets_info = offsets.request();
+    const py::buffer_info& offsets_info = offsets_view_;
     if (data_info.ndim != 1 || offsets_info.ndim != 1)
         throw py::value_error("OffsetBatch needs 1-D data and offsets buffers");
     if (data_info.itemsize != 1 || data_info.strides[0] != 1)
@@ -246,15 +247,15 @@ OffsetBatch::OffsetBatch(py::buffer data, py::buffer offsets) : data_view_(data.
     data_ = static_cast<const uint8_t*>(data_info.ptr);
     count_ = static_cast<size_t>(offsets_info.shape[0] - 1);
     const int64_t data_size = static_cast<int64_t>(data_info.size);
-    // Copy, then check the copy: the checked values are the ones used.
-    if (wide_) {
-        const auto* source = static_cast<const int64_t*>(offsets_info.ptr);
-        offsets64_.assign(source, source + count_ + 1);
-    } else {
-        const auto* source = static_cast<const int32_t*>(offsets_info.ptr);
-        offsets32_.assign(source, source + count_ + 1);
-    }
-    auto offset_at = [&](size_t i) -> int64_t { return wide_ ? offsets64_[i] : offsets32_[i]; };
+    data_size_ = static_cast<uint64_t>(data_size);
+    offsets_ = offsets_info.ptr;
+    // Checked in place, for the error a malformed batch deserves; what is
+    // read later is clamped again per key (OffsetKeys), so offsets changed
+    // after this check can never make a read leave the data.
+    auto offset_at = [&](size_t i) -> int64_t {
+        return wide_ ? bloomkit::platform::load_once(static_cast<const int64_t*>(offsets_) + i)
+                     : bloomkit::platform::load_once(static_cast<const int32_t*>(offsets_) + i);
+    };
     int64_t previous = offset_at(0);
     if (previous < 0 || previous > data_size) throw py::value_error("OffsetBatch offset 0 is outside the data");
     for (size_t i = 1; i <= count_; ++i) {

@@ -103,16 +103,20 @@ class OffsetBatch {
     template <class F>
     void visit(F&& f) const {
         if (wide_)
-            f(bloomkit::OffsetKeys<int64_t>(data_, offsets64_.data(), count_));
+            f(bloomkit::OffsetKeys<int64_t>(data_, data_size_, static_cast<const int64_t*>(offsets_), count_));
         else
-            f(bloomkit::OffsetKeys<int32_t>(data_, offsets32_.data(), count_));
+            f(bloomkit::OffsetKeys<int32_t>(data_, data_size_, static_cast<const int32_t*>(offsets_), count_));
     }
 
   private:
-    py::buffer_info data_view_;  // holds the acquired Py_buffer
+    // Both Py_buffers are held (exported) for the batch's life, so neither
+    // can be resized or freed under it; the offsets are read in place,
+    // clamped per key (OffsetKeys), not copied.
+    py::buffer_info data_view_;
+    py::buffer_info offsets_view_;
     const uint8_t* data_ = nullptr;
-    std::vector<int32_t> offsets32_;
-    std::vector<int64_t> offsets64_;
+    uint64_t data_size_ = 0;
+    const void* offsets_ = nullptr;
     size_t count_ = 0;
     bool wide_ = false;
 };

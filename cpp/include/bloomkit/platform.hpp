@@ -183,6 +183,18 @@ inline uint64_t atomic_fetch_or64(uint64_t* word, uint64_t mask) {
 #endif
 }
 
+// One read of a value that another thread may write meanwhile (a caller's
+// buffer read with the GIL released): a relaxed atomic load, so the compiler
+// cannot read the memory a second time after the value was checked.
+template <class T>
+inline T load_once(const T* value) {
+#if defined(_MSC_VER) && !defined(__clang__)
+    return *static_cast<const volatile T*>(value);
+#else
+    return __atomic_load_n(value, __ATOMIC_RELAXED);
+#endif
+}
+
 // Whether this build uses the portable fallbacks (reported by the bindings).
 constexpr bool kPortable =
 #if defined(BLOOMKIT_PORTABLE)
