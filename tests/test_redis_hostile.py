@@ -79,7 +79,7 @@ def test_a_version_1_filter_is_upgraded_in_place_with_every_bit_kept(client):
     one extends its shards with zero bytes and marks it version 2, so every key stays found and
     a later loss is detected."""
     keys = url_keys(0, 3)  # 3 keys touch at most 3 of the 6 shards: the others were never written
-    local = bloomkit.BloomFilter(2_000, 0.01)
+    local = bloomkit.BloomFilter(2_000, 0.01, layout="split_block")  # a key's bits in one block
     local.update(keys)
     shard_bytes = 512  # 4,096-bit shards
     payload = bytes(local._payload())
@@ -234,7 +234,7 @@ class FakeRedis:
 
 @pytest.fixture
 def fake(client):
-    RedisBloomFilter(client, "seen", 1_000, 0.01)
+    RedisBloomFilter(client, "seen", 1_000, 0.01, layout="split_block")  # k = 8, whatever the default
     server = FakeRedis(client.get("seen"), client.strlen("seen:bits:0"))
     yield server
     server.close()

@@ -65,6 +65,14 @@ TEST_CASE("a filter sized by layout_size measures the rate it predicts") {
     }
 }
 
+TEST_CASE("the default layout's choice ends for rates near 1 at any capacity") {
+    // 2**62 keys at 1 - 2**-53 take 1,066 classic bits: two 512-bit blocks would
+    // hold 2**61 keys each, past kMaxKeysPerBlock (the model's loops hung there).
+    const LayoutChoice choice = default_layout_size(uint64_t{1} << 62, 1.0 - std::ldexp(1.0, -53));
+    CHECK(choice.layout == Layout::Classic);
+    CHECK(choice.size.num_bits == classic_size(uint64_t{1} << 62, 1.0 - std::ldexp(1.0, -53)).num_bits);
+}
+
 TEST_CASE("the default layout is the fastest within 1.10x the classic size") {
     const Layout fastest_first[] = {Layout::SplitBlock, Layout::Blocked512, Layout::Classic};
     for (uint64_t n : {1ULL, 1000ULL, 1000000ULL}) {

@@ -379,6 +379,9 @@ namespace detail {
 // (1 - 1/512)^(kj))). It skips the exact model's dynamic programme at rates
 // where blocked512 is far from the bound (+35 % at 1e-6).
 inline bool blocked512_might_fit(double capacity, double blocks, double error_rate) {
+    // Past kMaxKeysPerBlock keys per block the rate is 1 to within 2^-100
+    // (and poisson_expectation's loops are bounded only below it).
+    if (!(capacity / blocks <= kMaxKeysPerBlock)) return false;
     const double log_clear = std::log1p(-1.0 / BlockOccupancy::kBits);
     for (uint32_t k = 1; k <= kMaxHashes; ++k) {
         const double rate = poisson_expectation(
