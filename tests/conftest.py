@@ -30,3 +30,26 @@ def pytest_runtest_makereport(item, call):
     if REQUIRE_INTEGRATION and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped, but BLOOMKIT_REQUIRE_INTEGRATION=1 forbids skipping: {report.longrepr}"
+
+
+# -- a real redis-server (tests/redis_server.py) ---------------------------------
+@pytest.fixture(scope="module")
+def redis_url():
+    """A redis-server on a free loopback port, one per test module that asks for it."""
+    from redis_server import running_redis
+
+    try:
+        with running_redis() as url:
+            yield url
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+
+
+@pytest.fixture
+def client(redis_url):
+    """A redis-py client of the module's server, its database emptied first."""
+    redis = pytest.importorskip("redis")
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    yield connection
+    connection.close()

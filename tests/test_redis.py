@@ -11,28 +11,10 @@ import bloomkit
 from support import fpr_upper_bound, url_keys
 
 redis = pytest.importorskip("redis")
-from redis_server import running_redis  # noqa: E402
 
 from bloomkit.redis import DEFAULT_SHARD_BITS, RedisBloomFilter, load, save  # noqa: E402
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    try:
-        with running_redis() as url:
-            yield url
-    except FileNotFoundError as error:
-        pytest.skip(str(error))
-
-
-@pytest.fixture
-def client(redis_url):
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.close()
 
 
 def bitmap(filter: bloomkit.BloomFilter) -> bytes:

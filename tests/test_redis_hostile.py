@@ -18,28 +18,10 @@ import bloomkit
 from support import url_keys
 
 redis = pytest.importorskip("redis")
-from redis_server import running_redis  # noqa: E402
 
 from bloomkit.redis import RedisBloomFilter, RedisReplyError, load, save  # noqa: E402
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    try:
-        with running_redis() as url:
-            yield url
-    except FileNotFoundError as error:
-        pytest.skip(str(error))
-
-
-@pytest.fixture
-def client(redis_url):
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.close()
 
 
 def _rss_bytes() -> int:

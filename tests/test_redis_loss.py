@@ -15,7 +15,7 @@ import bloomkit
 from support import url_keys
 
 redis = pytest.importorskip("redis")
-from redis_server import RestartableRedis, running_redis  # noqa: E402
+from redis_server import RestartableRedis  # noqa: E402
 
 from bloomkit.redis import FilterLostError, RedisBloomFilter  # noqa: E402
 
@@ -91,23 +91,6 @@ def test_aof_always_keeps_every_acknowledged_key_through_sigkill(tmp_path):
         assert remote.to_local() == local
         assert RedisBloomFilter(client, "crawl").to_local() == local
         client.close()
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    try:
-        with running_redis() as url:
-            yield url
-    except FileNotFoundError as error:
-        pytest.skip(str(error))
-
-
-@pytest.fixture
-def client(redis_url):
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    yield connection
-    connection.close()
 
 
 def test_flushdb_is_detected_by_reads_and_writes(client):
