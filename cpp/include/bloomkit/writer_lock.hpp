@@ -88,26 +88,22 @@ class FileWriterLock final : public WriterLock {
 
   private:
     bool set(bool exclusive) {
-        for (;;) {
 #if defined(F_OFD_SETLKW)
-            struct flock range {};
-            range.l_type = exclusive ? F_WRLCK : F_UNLCK;
-            range.l_whence = SEEK_SET;
-            range.l_start = kLockOffset;
-            range.l_len = 1;
-            if (::fcntl(fd_, F_OFD_SETLKW, &range) == 0) return true;
+        const int command = F_OFD_SETLKW;
 #else
-            // A classic (per-process) record lock on the same byte: not flock(),
-            // which would wait for the shared flock() every mapping holds
-            // (mapped_file.hpp). It is dropped when this process closes any
-            // descriptor of the file, a weaker hold than an OFD lock's.
-            struct flock range {};
-            range.l_type = exclusive ? F_WRLCK : F_UNLCK;
-            range.l_whence = SEEK_SET;
-            range.l_start = kLockOffset;
-            range.l_len = 1;
-            if (::fcntl(fd_, F_SETLKW, &range) == 0) return true;
+        // A classic (per-process) record lock on the same byte: not flock(),
+        // which would wait for the shared flock() every mapping holds
+        // (mapped_file.hpp). It is dropped when this process closes any
+        // descriptor of the file, a weaker hold than an OFD lock's.
+        const int command = F_SETLKW;
 #endif
+        struct flock range {};
+        range.l_type = exclusive ? F_WRLCK : F_UNLCK;
+        range.l_whence = SEEK_SET;
+        range.l_start = kLockOffset;
+        range.l_len = 1;
+        for (;;) {
+            if (::fcntl(fd_, command, &range) == 0) return true;
             if (errno != EINTR) return false;
         }
     }
