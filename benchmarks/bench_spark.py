@@ -54,7 +54,7 @@ def main():
     from pyspark.sql import functions as F
 
     import bloomkit
-    from bloomkit.spark import build_filter, might_contain
+    from bloomkit.spark import build_filter
 
     info = header("bloomkit benchmark: Bloom filters in PySpark", args)
     builder = SparkSession.builder.remote("local[2]") if args.connect else SparkSession.builder.master("local[2]")
