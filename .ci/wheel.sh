@@ -84,8 +84,9 @@ echo "   pip install of the wheel: ${wheel_seconds} s (from source: ${source_sec
 
 # Tests from a copy outside the checkout: nothing of the source tree is importable.
 # fuzz/: the regression inputs the suite replays; docs/FORMAT.md: its test
-# vectors; cpp/include: the headers test_layouts compiles its portable check with.
-cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$work/"
+# vectors; cpp/include: the headers test_layouts compiles its portable check with;
+# README.md: the figures test_doc_figures checks.
+cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$repo/README.md" "$work/"
 mkdir -p "$work/cpp" && cp -r "$repo/cpp/include" "$work/cpp/"
 cd "$work"
 "$venv/bin/python" - <<'PY'

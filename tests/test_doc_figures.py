@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
+import bloomkit
 from bloomkit import calc
 
 REPO = Path(__file__).resolve().parents[1]
+# Docstrings are read from the bloomkit that is imported (a checkout's or an
+# installed wheel's, .ci/wheel.sh), the rest from the files beside tests/.
+PACKAGE = Path(bloomkit.__file__).resolve().parent
 
 
 def flat(text: str) -> str:
@@ -24,6 +28,8 @@ def text_of(path: str) -> str:
     if path.endswith(".ipynb"):
         cells = json.loads((REPO / path).read_text(encoding="utf-8"))["cells"]
         return flat("\n".join("".join(cell["source"]) for cell in cells))
+    if path.startswith("python/bloomkit/"):
+        return flat((PACKAGE / path.removeprefix("python/bloomkit/")).read_text(encoding="utf-8"))
     return flat((REPO / path).read_text(encoding="utf-8"))
 
 
