@@ -225,6 +225,16 @@ PEAK_RSS_HELPERS = textwrap.dedent(
     def reset_peak():
         with open("/proc/self/clear_refs", "w") as clear:
             clear.write("5")  # resets VmHWM to the current RSS (Linux >= 4.0)
+
+    def peak_growth(operation, size):
+        # (peak RSS growth during operation() in units of size, its result)
+        import gc
+
+        gc.collect()
+        before = rss("VmRSS:")
+        reset_peak()
+        result = operation()
+        return (rss("VmHWM:") - before) / size, result
     """
 )
 

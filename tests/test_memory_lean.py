@@ -32,7 +32,7 @@ GIB = 2**30
 
 SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     """
-    import gc, json, pickle, sys
+    import json, pickle, sys
     import numpy as np
     import bloomkit
 
@@ -54,11 +54,7 @@ SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     size = f.nbytes
 
     def measure(operation):
-        gc.collect()
-        before = rss("VmRSS:")
-        reset_peak()
-        result = operation()
-        return (rss("VmHWM:") - before) / size, result
+        return peak_growth(operation, size)
 
     ratios = {}
     ratios["save"], _ = measure(lambda: f.save(path))

@@ -112,7 +112,7 @@ def test_frame_parts_are_validated_like_a_frame():
 
 PEAK_SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     """
-    import gc, json, pickle, sys
+    import json, pickle, sys
     import numpy as np
     import bloomkit
 
@@ -121,11 +121,7 @@ PEAK_SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
     size = f.nbytes
 
     def measure(operation):
-        gc.collect()
-        before = rss("VmRSS:")
-        reset_peak()
-        result = operation()
-        return (rss("VmHWM:") - before) / size, result
+        return peak_growth(operation, size)
 
     def out_of_band():
         buffers = []
