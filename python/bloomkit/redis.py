@@ -915,28 +915,19 @@ def load(client, key):
         if header is None:
             raise KeyError(f"Redis key {key!r} holds no saved bloomkit filter")
         # The chunks' sizes first: nothing is read (allocated) unless they add up to the header's length.
-        pipe = client.pipeline(transaction=True)
-        pipe.get(key)
-        for index in range(header["chunks"]):
-            pipe.strlen(_frame_chunk_key(key, index))
-        replies = pipe.execute()
-        if replies[0] is None or json.loads(_decode(replies[0])) != header:
-            continue  # a save() replaced it between our two reads: read again
-        sizes = _expect_ints(replies[1:], header["chunks"], key)
+        replies = _per_chunk_under_header(client, key, header, "strlen")
+        if replies is None:
+            continue  # a save() replaced it between our reads: read again
+        sizes = _expect_ints(replies, header["chunks"], key)
         if 0 in sizes:
             raise ValueError(f"saved filter at Redis key {key!r} is incomplete: a chunk is missing")
         if sum(sizes) != header["length"]:
             raise ValueError(
                 f"saved filter at Redis key {key!r} is {sum(sizes)} bytes, its header says {header['length']}"
             )
-        pipe = client.pipeline(transaction=True)
-        pipe.get(key)
-        for index in range(header["chunks"]):
-            pipe.get(_frame_chunk_key(key, index))
-        replies = pipe.execute()
-        if replies[0] is None or json.loads(_decode(replies[0])) != header:
+        chunks = _per_chunk_under_header(client, key, header, "get")
+        if chunks is None:
             continue
-        chunks = replies[1:]
         if any(type(chunk) is not bytes for chunk in chunks):
             raise ValueError(f"saved filter at Redis key {key!r} is incomplete: a chunk is missing")
         blob = b"".join(chunks)
@@ -948,6 +939,21 @@ def load(client, key):
             raise ValueError(f"saved filter at Redis key {key!r} fails its checksum (corrupted in Redis)")
         return _base.load(blob)
     raise RuntimeError(f"saved filter at Redis key {key!r} kept changing while being read")
+
+
+def _per_chunk_under_header(client, key, header, command):
+    """``command`` (``"strlen"``, ``"get"``) of every chunk, in one transaction with the header.
+
+    None if the header is no longer ``header`` (a ``save()`` replaced the filter meanwhile).
+    """
+    pipe = client.pipeline(transaction=True)
+    pipe.get(key)
+    for index in range(header["chunks"]):
+        getattr(pipe, command)(_frame_chunk_key(key, index))
+    replies = pipe.execute()
+    if replies[0] is None or json.loads(_decode(replies[0])) != header:
+        return None
+    return replies[1:]
 
 
 def _frame_checksum(blob: bytes) -> str:
