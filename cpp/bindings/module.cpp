@@ -1,6 +1,7 @@
 // bloomkit._core: the pybind11 module. Each filter type binds itself in its
 // own file; this file only wires them together with the shared pieces.
 #include <bloomkit/cuckoo.hpp>
+#include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/memory.hpp>
 #include <bloomkit/parallel.hpp>
@@ -19,10 +20,10 @@
 namespace py = pybind11;
 
 namespace bloomkit_py {
-void bind_bloom(py::module_& m);
-void bind_cuckoo(py::module_& m);
-void bind_counting_bloom(py::module_& m);
-void bind_scalable_bloom(py::module_& m);
+// Each framed type's binding function, one per row of filter_types.hpp.
+#define BLOOMKIT_DECLARE_BIND(Enum, tag, name, bind) void bind(py::module_& m);
+BLOOMKIT_FILTER_TYPES(BLOOMKIT_DECLARE_BIND)
+#undef BLOOMKIT_DECLARE_BIND
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
 void bind_sizing(py::module_& m);
@@ -176,11 +177,21 @@ PYBIND11_MODULE(_core, m) {
     m.def("available_memory", &bloomkit::available_memory,
           "Bytes the system can still give this process (MemAvailable + SwapFree, cgroup limit).");
 
+    m.def(
+        "filter_types",
+        [] {
+            py::tuple rows(bloomkit::kFilterTypeCount);
+            for (size_t i = 0; i < bloomkit::kFilterTypeCount; ++i)
+                rows[i] = py::make_tuple(bloomkit::kFilterTypes[i].python_name, bloomkit::kFilterTypes[i].tag);
+            return rows;
+        },
+        "The framed filter types of this build as (Python class name, format type tag) pairs in tag order "
+        "(bloomkit/filter_types.hpp).");
+
     bloomkit_py::bind_frame_view(m);
-    bloomkit_py::bind_bloom(m);
-    bloomkit_py::bind_cuckoo(m);
-    bloomkit_py::bind_counting_bloom(m);
-    bloomkit_py::bind_scalable_bloom(m);
+#define BLOOMKIT_CALL_BIND(Enum, tag, name, bind) bloomkit_py::bind(m);
+    BLOOMKIT_FILTER_TYPES(BLOOMKIT_CALL_BIND)
+#undef BLOOMKIT_CALL_BIND
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);

@@ -51,7 +51,12 @@ namespace bloomkit {
 constexpr uint32_t kMaxHashes = 64;
 constexpr uint64_t kMaxCapacity = uint64_t(1) << 63;  // capacities are < 2^63
 // Counting filter counter widths: divisors of 64, so no counter straddles words.
-inline bool valid_counter_width(uint32_t width) { return width == 4 || width == 8 || width == 16; }
+inline constexpr uint32_t kCounterWidths[] = {4, 8, 16};
+constexpr bool valid_counter_width(uint32_t width) {
+    for (const uint32_t valid : kCounterWidths)
+        if (width == valid) return true;
+    return false;
+}
 constexpr uint32_t kDefaultCounterBits = 4;
 // Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
 constexpr unsigned kCuckooMinBucketSize = 2;
