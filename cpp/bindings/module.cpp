@@ -27,6 +27,7 @@ BLOOMKIT_FILTER_TYPES(BLOOMKIT_DECLARE_BIND)
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
 void bind_sizing(py::module_& m);
+void bind_window(py::module_& m);
 }  // namespace bloomkit_py
 
 PYBIND11_MODULE(_core, m) {
@@ -195,4 +196,5 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);
+    bloomkit_py::bind_window(m);
 }
