@@ -6,13 +6,12 @@ import numpy as np
 
 from . import _batch, _core, _keyed, _mapped, calc
 from ._algebra import SetAlgebraMixin
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import FillEstimates, estimate_cardinality
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
 
-@register(1)
 class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
 

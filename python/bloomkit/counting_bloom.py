@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import _core, _keyed, calc
 from ._algebra import UnionMixin
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import FillEstimates
 from ._removal import RemovalMixin
 from .bloom import BloomFilter
@@ -24,7 +24,6 @@ def check_counter_bits(counter_bits) -> int:
     return counter_bits
 
 
-@register(2)
 class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _core.CountingBloomCore):
     """A Bloom filter of small counters instead of bits, so keys can be removed.
 
