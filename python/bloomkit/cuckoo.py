@@ -86,6 +86,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
+    _pickles_in_place = True
     _exact_len_label = "keys stored (exact)"
 
     def _first_seen_many(self, batch) -> np.ndarray:

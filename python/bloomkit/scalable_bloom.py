@@ -92,6 +92,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """
 
     _core_class = _core.ScalableBloomCore
+    _pickles_in_place = True
     _exact_len_label = "keys inserted as new (exact)"
     _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
