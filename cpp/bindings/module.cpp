@@ -15,6 +15,7 @@
 
 #include "common.hpp"
 #include "gil_split.hpp"
+#include "int_key.hpp"
 #include "keys.hpp"
 
 namespace py = pybind11;
@@ -27,6 +28,7 @@ BLOOMKIT_FILTER_TYPES(BLOOMKIT_DECLARE_BIND)
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
 void bind_sizing(py::module_& m);
+void bind_window(py::module_& m);
 }  // namespace bloomkit_py
 
 PYBIND11_MODULE(_core, m) {
@@ -75,6 +77,25 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("key"), py::arg("seed") = 0);
     m.def("canonical_bytes", &bloomkit_py::canonical_bytes, py::arg("key"));
+    m.attr("_INT_FAST_PATH") = bloomkit_py::kIntFastPath;
+    m.def(
+        "_int_key_paths",
+        [](py::handle key) {
+            // Both reads of an exact int key (int_key.hpp): (fast, public), each
+            // value mod 2**64 or None where that read leaves the key to the
+            // general path. tests/test_int_keys.py compares them.
+            if (!PyLong_CheckExact(key.ptr())) throw py::type_error("_int_key_paths takes an exact int");
+            uint64_t value = 0;
+            bool error = false;
+            py::object fast = py::none();
+            if (bloomkit_py::exact_int_value(key.ptr(), value, error)) fast = py::int_(value);
+            if (error) throw py::error_already_set();
+            py::object fallback = py::none();
+            if (bloomkit_py::exact_int_value_public(key.ptr(), value, error)) fallback = py::int_(value);
+            if (error) throw py::error_already_set();
+            return py::make_tuple(fast, fallback);
+        },
+        py::arg("key"));
     m.def(
         "peek_type",
         [](py::handle frame) {
@@ -195,4 +216,5 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);
+    bloomkit_py::bind_window(m);
 }
