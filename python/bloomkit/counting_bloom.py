@@ -11,17 +11,9 @@ from .bloom import BloomFilter
 
 __all__ = ["CountingBloomFilter"]
 
-COUNTER_WIDTHS = (4, 8, 16)
-
-
-def check_counter_bits(counter_bits) -> int:
-    """Return ``counter_bits`` as an int in :data:`COUNTER_WIDTHS`."""
-    if isinstance(counter_bits, bool) or not hasattr(counter_bits, "__index__"):
-        raise TypeError(f"counter_bits must be an int (4, 8 or 16), got {type(counter_bits).__name__}")
-    counter_bits = int(counter_bits.__index__())
-    if counter_bits not in COUNTER_WIDTHS:
-        raise ValueError(f"counter_bits must be 4, 8 or 16, got {counter_bits}")
-    return counter_bits
+# The widths and their check are the core's (sizing.hpp, through calc).
+COUNTER_WIDTHS = calc.COUNTER_WIDTHS
+check_counter_bits = calc.check_counter_bits
 
 
 @register(2)
