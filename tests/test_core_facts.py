@@ -24,8 +24,9 @@ def core_error(call) -> str:
 
 def test_python_limits_are_the_cores():
     limits = _core.LIMITS
-    assert calc.MAX_HASHES == limits["max_hashes"]
-    assert calc.COUNTER_WIDTHS == tuple(limits["counter_widths"])
+    assert calc.MAX_HASHES == _core.MAX_HASHES == limits["max_hashes"]
+    assert calc.COUNTER_WIDTHS == _core.COUNTER_WIDTHS == tuple(limits["counter_widths"])
+    assert calc.DEFAULT_COUNTER_BITS == _core.DEFAULT_COUNTER_BITS == bloomkit.CountingBloomFilter(10).counter_bits
     assert calc.MAX_CAPACITY == limits["max_capacity"]
     assert counting_bloom.COUNTER_WIDTHS is calc.COUNTER_WIDTHS
     assert _capacity.SINGLE_ADD_CHECK_INTERVAL == limits["capacity_check_interval"]

@@ -58,6 +58,7 @@ __all__ = [
     "MAX_CAPACITY",
     "MAX_HASHES",
     "COUNTER_WIDTHS",
+    "DEFAULT_COUNTER_BITS",
     "power_of_two",
     "check_bucket_size",
     "check_fingerprint_bits",
@@ -72,8 +73,9 @@ DEFAULT_LAYOUT_MEMORY_BOUND = LIMITS["default_layout_memory_bound"]
 # The core's limits (sizing.hpp), read from it: every Python check and message
 # below uses these, so a number is written once, in C++.
 MAX_CAPACITY: int = LIMITS["max_capacity"]  # capacities and bit counts are below this (2**63)
-MAX_HASHES: int = LIMITS["max_hashes"]
-COUNTER_WIDTHS: tuple = tuple(LIMITS["counter_widths"])
+MAX_HASHES: int = _core.MAX_HASHES
+COUNTER_WIDTHS: tuple = _core.COUNTER_WIDTHS
+DEFAULT_COUNTER_BITS: int = _core.DEFAULT_COUNTER_BITS
 
 
 class BloomParams(NamedTuple):

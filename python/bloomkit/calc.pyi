@@ -27,6 +27,7 @@ __all__ = [
     "MAX_CAPACITY",
     "MAX_HASHES",
     "COUNTER_WIDTHS",
+    "DEFAULT_COUNTER_BITS",
     "power_of_two",
     "check_bucket_size",
     "check_fingerprint_bits",
@@ -45,6 +46,7 @@ LAYOUTS: tuple[str, ...]
 DEFAULT_LAYOUT_MEMORY_BOUND: float  # 1.10
 MAX_CAPACITY: int
 MAX_HASHES: int
+DEFAULT_COUNTER_BITS: int
 COUNTER_WIDTHS: tuple[int, ...]
 CUCKOO_MIN_FINGERPRINT_BITS: int
 CUCKOO_MAX_FINGERPRINT_BITS: int

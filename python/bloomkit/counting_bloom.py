@@ -69,7 +69,7 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
     _core_class = _core.CountingBloomCore
     _pickles_in_place = True
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4, secret_key=None):
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=calc.DEFAULT_COUNTER_BITS, secret_key=None):
         key = _keyed.master_key(secret_key)
         params = calc.bloom_params(capacity, error_rate, "classic")
         _core.CountingBloomCore.__init__(

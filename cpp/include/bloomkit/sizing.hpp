@@ -61,6 +61,14 @@ constexpr bool valid_counter_width(uint32_t width) {
     return false;
 }
 constexpr uint32_t kDefaultCounterBits = 4;
+// The widths as messages list them: "4, 8 or 16".
+inline std::string counter_widths_text() {
+    std::string text;
+    const size_t count = sizeof(kCounterWidths) / sizeof(kCounterWidths[0]);
+    for (size_t i = 0; i < count; ++i)
+        text += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::to_string(kCounterWidths[i]);
+    return text;
+}
 // Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
 constexpr unsigned kCuckooMinBucketSize = 2;
 constexpr unsigned kCuckooMaxBucketSize = 8;
