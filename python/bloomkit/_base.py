@@ -101,7 +101,7 @@ class FilterBase:
     def _check_capacity(self, stacklevel: int = 1) -> None:
         """Warn (``CapacityWarning``, once per filter) if the filter is over capacity.
 
-        Called after batches and, from C++, every 65536 single-key adds;
+        Called after batches and, from C++, every ``SINGLE_ADD_CHECK_INTERVAL`` single-key adds;
         ``stacklevel`` counts frames from the caller of this method to the
         user's code.
         """
