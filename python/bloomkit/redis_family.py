@@ -82,15 +82,23 @@ _FOREVER = 2**52
 _TRAILER_BYTES = 16
 # One generation is one Redis string fetched whole by every lookup: members are small filters.
 _MAX_MEMBER_BITS = 2**32
-# Bit positions per script call: the script passes 4 values per position to
-# BITFIELD with unpack(), which refuses more than 8,000 (Lua's LUAI_MAXCSTACK).
-_POSITIONS_PER_CALL = 1024
+# Bit positions per script call: bounds the script's work (one Redis call
+# blocks the server) and its argument.
+_POSITIONS_PER_CALL = 4096
+# A bit position as the script reads it: its byte (big-endian), then its bit in the byte.
+_PACKED_POSITION = np.dtype([("byte", ">u4"), ("bit", "u1")])
 
-# One script for reads and writes, so the loss checks exist once.
+# One script for reads and writes, so the loss checks exist once. It works
+# on whole generations: each is one GET (~1.5 KB for 1,000 keys at 1 %), the
+# bits are tested and set in Lua, and a write is one SETRANGE of the whole
+# string, so the server's work is a handful of commands whatever k is (per-bit
+# BITFIELD costs one sub-operation, four arguments, per bit; docs/decisions.md).
 # KEYS: parameters, current generation, previous generation, registry set.
 # ARGV: mode ("read" or "add"), member, bytes of bits, rotation limit in set
-# bits, ttl in ms (0: none), refresh (1/0), k, then for "add" the
-# positions as BITFIELD triples "GET u1 OFFSET" (Redis bit numbering).
+# bits, ttl in ms (0: none), refresh (1/0), k, and for "add" the keys' bloomkit
+# bit positions (bit i is bit i % 8 of byte i / 8), k per key, each as 5 bytes
+# (the byte, big-endian uint32, then the bit), and the bytes they touch, sorted,
+# each a big-endian uint32 (so the script neither parses text nor sorts).
 # "read" returns {current, previous} ('' for a missing generation); "add"
 # returns one character per key, '1' if it was present before.
 _MEMBER_SCRIPT = b"""\
@@ -99,119 +107,132 @@ if redis.call('EXISTS', meta) == 0 then return redis.error_reply('BLOOMKIT_LOST 
 local mode, member = ARGV[1], ARGV[2]
 local nbytes, limit, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local forever = 4503599627370496
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local trailer = nbytes * 8
-local has_cur = redis.call('EXISTS', cur) == 1
-local has_prev = redis.call('EXISTS', prev) == 1
+local now_ms = nil
+local function now()
+  if now_ms == nil then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms
+end
+local function int_at(s, first)  -- big-endian int64 at byte first (1-based), below 2**53
+  local v = 0
+  for i = first, first + 7 do v = v * 256 + string.byte(s, i) end
+  return v
+end
+local function int_bytes(v)
+  local b = {}
+  for i = 8, 1, -1 do b[i] = v % 256; v = math.floor(v / 256) end
+  return string.char(unpack(b))
+end
+local cur_s = redis.call('GET', cur)
+local prev_s = false
 local prev_until = 0
-if has_cur then
-  prev_until = redis.call('BITFIELD_RO', cur, 'GET', 'i64', trailer + 64)[1]
+if cur_s then
+  prev_until = int_at(cur_s, nbytes + 9)
 else
   -- The current generation outlives the previous one; the registry says until when it lives.
   local until_ms = tonumber(redis.call('ZSCORE', reg, member) or '0')
-  if has_prev or until_ms > now then return redis.error_reply('BLOOMKIT_LOST ' .. cur) end
+  if redis.call('EXISTS', prev) == 1 or until_ms > now() then return redis.error_reply('BLOOMKIT_LOST ' .. cur) end
 end
-if prev_until > now and not has_prev then return redis.error_reply('BLOOMKIT_LOST ' .. prev) end
-if mode == 'read' then
-  return {redis.call('GET', cur) or '', redis.call('GET', prev) or ''}
+if prev_until ~= 0 then
+  prev_s = redis.call('GET', prev)
+  if not prev_s and prev_until > now() then return redis.error_reply('BLOOMKIT_LOST ' .. prev) end
 end
+if mode == 'read' then return {cur_s or '', prev_s or ''} end
 local k = tonumber(ARGV[7])
-local nkeys = (#ARGV - 7) / (3 * k)
-local count, filled = 0, 0
-if has_cur then
-  count = redis.call('BITFIELD_RO', cur, 'GET', 'i64', trailer)[1]
+local bytes_at, masks = {}, {}
+local packed = ARGV[8]
+for j = 1, #packed / 5 do
+  local a, b, c, d, e = string.byte(packed, 5 * j - 4, 5 * j)
+  bytes_at[j], masks[j] = ((a * 256 + b) * 256 + c) * 256 + d, bit.lshift(1, e)
+end
+local touched = {}
+for j = 1, #ARGV[9] / 4 do
+  local a, b, c, d = string.byte(ARGV[9], 4 * j - 3, 4 * j)
+  touched[j] = ((a * 256 + b) * 256 + c) * 256 + d
+end
+local count, filled, changed = 0, 0, {}
+if cur_s then
+  count = int_at(cur_s, nbytes + 1)
   filled = redis.call('BITCOUNT', cur, 0, nbytes - 1)
+  if ttl > 0 and ARGV[6] == '1' then
+    redis.call('PEXPIREAT', cur, now() + ttl)
+    redis.call('ZADD', reg, now() + ttl, member)
+  end
+end
+-- The current generation with this call's changes (byte index -> value), as one string.
+local function current_string()
+  local parts, from = {}, 1
+  for _, i in ipairs(touched) do
+    local byte = changed[i]
+    if byte then
+      parts[#parts + 1] = string.sub(cur_s, from, i)
+      parts[#parts + 1] = string.char(byte)
+      from = i + 2
+    end
+  end
+  parts[#parts + 1] = string.sub(cur_s, from, nbytes)
+  parts[#parts + 1] = int_bytes(count)
+  parts[#parts + 1] = string.sub(cur_s, nbytes + 9)
+  return table.concat(parts)
 end
 -- A fresh current generation; the current one, if any, becomes the previous (keeping its expiry).
 local function start_generation()
-  if has_cur then
+  if cur_s then
+    prev_s = current_string()
+    redis.call('SETRANGE', cur, 0, prev_s)
     prev_until = redis.call('PEXPIRETIME', cur)
     if prev_until < 0 then prev_until = forever end
     redis.call('RENAME', cur, prev)
-    has_prev = true
   end
-  redis.call('SETRANGE', cur, nbytes + 15, '\\0')
-  redis.call('BITFIELD', cur, 'SET', 'i64', trailer + 64, prev_until)
-  redis.call('ZREMRANGEBYSCORE', reg, '-inf', now)
+  cur_s = string.rep('\\0', nbytes) .. int_bytes(count) .. int_bytes(prev_until)
+  redis.call('SET', cur, cur_s)
+  redis.call('ZREMRANGEBYSCORE', reg, '-inf', now())
   if ttl == 0 then
     redis.call('ZADD', reg, forever, member)
   else
-    redis.call('PEXPIREAT', cur, now + ttl)
-    redis.call('ZADD', reg, now + ttl, member)
+    redis.call('PEXPIREAT', cur, now() + ttl)
+    redis.call('ZADD', reg, now() + ttl, member)
   end
-  has_cur, filled = true, 0
+  filled, changed = 0, {}
 end
-local function all_set(bits, first, last)
-  for j = first, last do
-    if bits[j] == 0 then return false end
+local function in_previous(first)
+  if not prev_s then return false end
+  for j = first, first + k - 1 do
+    if bit.band(string.byte(prev_s, bytes_at[j] + 1), masks[j]) == 0 then return false end
   end
   return true
 end
-local function set_ops(keys)
-  local ops = {}
-  for _, key in ipairs(keys) do
-    for j = 0, k - 1 do
-      local n = #ops
-      ops[n + 1], ops[n + 2], ops[n + 3], ops[n + 4] = 'SET', 'u1', ARGV[10 + 3 * (key * k + j)], '1'
-    end
-  end
-  return ops
-end
-if has_cur then
-  if ttl > 0 and ARGV[6] == '1' then
-    redis.call('PEXPIREAT', cur, now + ttl)
-    redis.call('ZADD', reg, now + ttl, member)
-  end
-else
-  start_generation()
-end
+if not cur_s then start_generation() end
 local answers = {}
-if filled + nkeys * k <= limit then
-  -- No key of the batch can carry the generation past its limit: one BITFIELD per generation.
-  local in_prev = nil
-  if has_prev then in_prev = redis.call('BITFIELD_RO', prev, unpack(ARGV, 8)) end
-  local fresh = {}
-  for key = 0, nkeys - 1 do
-    if in_prev ~= nil and all_set(in_prev, key * k + 1, key * k + k) then
-      answers[key + 1] = '1'
-    else
-      fresh[#fresh + 1] = key
-    end
+for key = 0, #bytes_at / k - 1 do
+  local first = key * k + 1
+  local seen = in_previous(first)
+  if not seen and filled + k > limit then
+    -- Rotate before the first key that could carry the generation past its limit.
+    start_generation()
+    seen = in_previous(first)
   end
-  if #fresh > 0 then
-    local old = redis.call('BITFIELD', cur, unpack(set_ops(fresh)))
-    for i, key in ipairs(fresh) do
-      if all_set(old, (i - 1) * k + 1, i * k) then
-        answers[key + 1] = '1'
-      else
-        answers[key + 1], count = '0', count + 1
+  if seen then
+    answers[key + 1] = '1'
+  else
+    local present = true
+    for j = first, first + k - 1 do
+      local i, mask = bytes_at[j], masks[j]
+      local byte = changed[i] or string.byte(cur_s, i + 1)
+      if bit.band(byte, mask) == 0 then
+        present, changed[i], filled = false, bit.bor(byte, mask), filled + 1
       end
     end
-  end
-else
-  -- Near the limit: key by key, rotating before the first key that could carry it past.
-  for key = 0, nkeys - 1 do
-    local first = 8 + 3 * key * k
-    local seen = has_prev and all_set(redis.call('BITFIELD_RO', prev, unpack(ARGV, first, first + 3 * k - 1)), 1, k)
-    if not seen and filled + k > limit then
-      start_generation()
-      seen = all_set(redis.call('BITFIELD_RO', prev, unpack(ARGV, first, first + 3 * k - 1)), 1, k)
-    end
-    if seen then
+    if present then
       answers[key + 1] = '1'
     else
-      local old = redis.call('BITFIELD', cur, unpack(set_ops({key})))
-      for j = 1, k do filled = filled + 1 - old[j] end
-      if all_set(old, 1, k) then
-        answers[key + 1] = '1'
-      else
-        answers[key + 1], count = '0', count + 1
-      end
+      answers[key + 1], count = '0', count + 1
     end
   end
 end
-redis.call('BITFIELD', cur, 'SET', 'i64', trailer, count)
+if next(changed) ~= nil then redis.call('SETRANGE', cur, 0, current_string()) end
 return table.concat(answers)
 """
 _MEMBER_SCRIPT_SHA = hashlib.sha1(_MEMBER_SCRIPT).hexdigest().encode()
@@ -417,9 +438,12 @@ class RedisFilterFamily:
 
     def _command(self, mode: bytes, member: bytes, positions=None) -> bytes:
         head = [b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", *self._keys(member), mode, member, *self._head_args]
-        if positions is None:
-            return _resp(*head)
-        return _core.redis_bitfield(head, b"GET", b"", positions, 0)
+        if positions is not None:
+            byte = positions >> np.uint64(3)
+            packed = np.empty(len(positions), dtype=_PACKED_POSITION)
+            packed["byte"], packed["bit"] = byte, positions & np.uint64(7)
+            head += [packed.tobytes(), np.unique(byte).astype(">u4").tobytes()]
+        return _resp(*head)
 
     def _lost(self, member: bytes, gone: str) -> FilterLostError:
         return FilterLostError(
