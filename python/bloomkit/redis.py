@@ -205,7 +205,7 @@ class _HeldConnection:
 
     Checking a connection out of redis-py's pool and back in costs about as
     much client CPU as the round trip itself (~25 µs with redis-py 8.1,
-    benchmarks/results/2026-11-24-redis-crawler-held.md), paid on every page a
+    benchmarks/results/2026-11-24-redis-crawler-held-22e0ecd-epyc2.md), paid on every page a
     crawler checks. A filter therefore keeps one connection between batches,
     when the pool has room to spare: never from a ``BlockingConnectionPool``
     or a pool of fewer than 8 connections, where holding one could starve the
