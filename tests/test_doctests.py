@@ -13,6 +13,7 @@ MODULES = [
     "bloomkit.scalable_bloom",
     "bloomkit.cuckoo",
     "bloomkit.dedup",
+    "bloomkit._window",
 ]
 
 
