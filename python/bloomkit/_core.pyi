@@ -294,6 +294,7 @@ def _initialised(arg0: object, /) -> bool: ...
 LIMITS: dict[str, Any]
 PORTABLE_BUILD: bool
 MAX_HASHES: int
+FRAME_HEADER_SIZE: int
 COUNTER_WIDTHS: tuple[int, ...]
 DEFAULT_COUNTER_BITS: int
 
