@@ -15,7 +15,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 RESULTS = BENCH / "results"
-# Not suites: run.py itself, the _*.py modules the scripts import, and the C++ file str_batch_floor.py compiles.
+# Modules the scripts import (a leading underscore), the entry itself, and the .cpp
+# str_batch_floor.py compiles and runs.
 HELPERS = {"run.py", "str_batch_floor.cpp"}
 REPORT_NAME = re.compile(r"\d{4}-\d{2}-\d{2}-[a-z0-9]+(-[a-z0-9]+)*-[0-9a-f]{7}-[a-z]+[0-9]+\.md")
 
@@ -36,8 +37,7 @@ def load_run():
 
 def test_every_script_is_a_suite_of_the_one_command_and_in_the_readme():
     suites = load_run().SUITES
-    scripts = {p.name for p in BENCH.iterdir() if p.suffix in (".py", ".cpp") and not p.name.startswith("_")}
-    scripts -= HELPERS
+    scripts = {p.name for p in BENCH.iterdir() if p.suffix in (".py", ".cpp") and not p.name.startswith("_")} - HELPERS
     assert scripts == {script for script, _ in suites.values()}
     readme = (BENCH / "README.md").read_text(encoding="utf-8")
     for name, (script, _) in suites.items():
