@@ -386,4 +386,6 @@ def test_every_exported_filter_type_has_a_row():
     exported = {
         obj for name in bloomkit.__all__ if isinstance(obj := getattr(bloomkit, name), type) and name.endswith("Filter")
     }
-    assert exported == {row.cls for row in FILTER_TYPES}
+    # BinaryFuseFilter is frozen (built from every key at once): it cannot run
+    # the insert-based rows until the rows state capabilities; test_binary_fuse.py.
+    assert exported - {bloomkit.BinaryFuseFilter} == {row.cls for row in FILTER_TYPES}

@@ -12,6 +12,7 @@ MODULES = [
     "bloomkit.counting_bloom",
     "bloomkit.scalable_bloom",
     "bloomkit.cuckoo",
+    "bloomkit.binary_fuse",
     "bloomkit.dedup",
 ]
 

@@ -19,6 +19,7 @@
 namespace py = pybind11;
 
 namespace bloomkit_py {
+void bind_binary_fuse(py::module_& m);
 void bind_bloom(py::module_& m);
 void bind_cuckoo(py::module_& m);
 void bind_counting_bloom(py::module_& m);
@@ -179,6 +180,7 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_frame_view(m);
     bloomkit_py::bind_bloom(m);
     bloomkit_py::bind_cuckoo(m);
+    bloomkit_py::bind_binary_fuse(m);
     bloomkit_py::bind_counting_bloom(m);
     bloomkit_py::bind_scalable_bloom(m);
     bloomkit_py::bind_redis(m);

@@ -5,6 +5,7 @@ from ._base import load as load
 from ._capacity import CapacityWarning as CapacityWarning
 from ._core import SecretKeyError as SecretKeyError
 from ._core import canonical_bytes as canonical_bytes
+from .binary_fuse import BinaryFuseFilter as BinaryFuseFilter
 from .bloom import (
     BloomFilter as BloomFilter,
 )
@@ -53,6 +54,7 @@ __version__: str
 def hash128(key: _Key, seed: int = 0) -> int: ...
 
 __all__ = [
+    "BinaryFuseFilter",
     "BloomFilter",
     "BloomParams",
     "CapacityWarning",

@@ -62,6 +62,7 @@ enum class FilterType : uint16_t {
     CountingBloom = 2,
     ScalableBloom = 3,
     Cuckoo = 4,
+    BinaryFuse = 6,
 };
 
 inline const char* filter_type_name(FilterType type) {
@@ -70,6 +71,7 @@ inline const char* filter_type_name(FilterType type) {
         case FilterType::CountingBloom: return "CountingBloomFilter";
         case FilterType::ScalableBloom: return "ScalableBloomFilter";
         case FilterType::Cuckoo: return "CuckooFilter";
+        case FilterType::BinaryFuse: return "BinaryFuseFilter";
     }
     return "unknown";
 }
@@ -427,7 +429,8 @@ inline FrameHeader parse_header(const uint8_t* data, size_t len) {
     const uint16_t tag = raw_tag & static_cast<uint16_t>(~(kKeyedFlag | kOpenForWritingFlag));
     // Keyed frames and mapped files (so the open-for-writing bit) exist from
     // version 2 on.
-    if (tag < 1 || tag > 4 || ((h.keyed || h.open_for_writing) && h.version < 2))
+    if (std::strcmp(filter_type_name(static_cast<FilterType>(tag)), "unknown") == 0 ||
+        ((h.keyed || h.open_for_writing) && h.version < 2))
         throw FormatError("unknown filter type tag " + std::to_string(raw_tag));
     h.type = static_cast<FilterType>(tag);
     h.params_length = r.u32("params length");
