@@ -14,6 +14,7 @@ MODULES = [
     "bloomkit.cuckoo",
     "bloomkit.binary_fuse",
     "bloomkit.dedup",
+    "bloomkit._window",
 ]
 
 

@@ -12,6 +12,7 @@ from . import _core, calc
 from ._base import load
 from ._capacity import CapacityWarning
 from ._core import SecretKeyError, canonical_bytes
+from ._window import WindowSpec
 from .binary_fuse import BinaryFuseFilter
 from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
@@ -53,6 +54,7 @@ __all__ = [
     "ScalableBloomFilter",
     "SecretKeyError",
     "TooManyCopiesError",
+    "WindowSpec",
     "bloom_capacity",
     "bloom_params",
     "calc",
