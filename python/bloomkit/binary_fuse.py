@@ -6,7 +6,7 @@ import itertools
 import os
 
 from . import _batch, _core, _keyed, calc
-from ._base import FilterBase, register
+from ._base import FilterBase
 
 __all__ = ["BinaryFuseFilter"]
 
@@ -30,7 +30,6 @@ def _check_bits(fingerprint_bits) -> int:
     return int(fingerprint_bits)
 
 
-@register(6)
 class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
     """A binary fuse filter: the smallest, fastest filter for a set that never changes.
 
@@ -57,7 +56,6 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
     """
 
     _core_class = _core.BinaryFuseCore
-    _exact_len_label = "distinct keys (exact)"
     # The fingerprint array never moves and is never freed while the object
     # lives (a mapped one is kept alive by its views), so a protocol 5 pickle
     # views it in place.
@@ -137,7 +135,7 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
         return instance
 
     # -- immutable -------------------------------------------------------
-    def add(self, key):
+    def add(self, key, /):
         """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
         raise _immutable("add")
 
@@ -152,6 +150,10 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
     def clear(self):
         """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
         raise _immutable("clear")
+
+    def _first_seen_many(self, batch):
+        # The deduplicating test-and-set (bloomkit dedup --filter): nothing can be stored.
+        raise _immutable("add_many")
 
     # -- state -----------------------------------------------------------
     @property

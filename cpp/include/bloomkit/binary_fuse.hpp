@@ -159,7 +159,9 @@ class BinaryFuseFilter {
     // XORed with independent bits of x. x = fmix64(h1 + build_seed).
     Probe probe(Hash128 h) const { return probe_of(params_, mix(h.h1, params_.build_seed)); }
 
-    bool contains(Hash128 h) const { return matches(probe(h)); }
+    // An empty set holds no key (its all-zero cells would match the keys
+    // whose fingerprint is 0).
+    bool contains(Hash128 h) const { return params_.num_keys != 0 && matches(probe(h)); }
 
     void prefetch(const Probe& p) const {
         for (uint64_t c : p.cell) platform::prefetch_read(bytes() + c * width());
@@ -167,6 +169,10 @@ class BinaryFuseFilter {
 
     template <class Keys>
     void contains_many(const Keys& keys, uint8_t* present) const {
+        if (params_.num_keys == 0) {
+            std::memset(present, 0, keys.size());
+            return;
+        }
         hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
             Probe probes[kHashChunk];
             for (size_t j = 0; j < count; ++j) probes[j] = probe(digests[j]);
