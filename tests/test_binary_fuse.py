@@ -140,11 +140,6 @@ def test_bytes_files_and_load_round_trip_byte_exactly(small, tmp_path):
     assert struct.unpack_from("<H", data, 10)[0] == 6  # the type tag
 
 
-@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
-def test_pickle_round_trips(small, protocol):
-    assert pickle.loads(pickle.dumps(small, protocol=protocol)).to_bytes() == small.to_bytes()
-
-
 def test_protocol_5_pickles_view_the_fingerprints_in_place():
     f = BinaryFuseFilter.build(np.arange(200_000, dtype=np.uint64))  # 226 KB: past the 64 KiB view threshold
     buffers = []
