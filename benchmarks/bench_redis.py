@@ -274,6 +274,8 @@ def main():
     parser.add_argument("--candidates", type=int, default=50, help="per-user: candidates looked up per request")
     parser.add_argument("--shown", type=int, default=10, help="per-user: new candidates marked per request")
     parser.add_argument("--requests", type=parse_count, default=40_000, help="per-user: requests, all processes")
+    parser.add_argument("--days", type=int, default=10, help="window: simulated days")
+    parser.add_argument("--new-per-day", type=parse_count, default=20_000, help="window: new URLs per day")
     args = parser.parse_args()
     if args.scenario != ["crawler"]:
         return main_scenarios(args)

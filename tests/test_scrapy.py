@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -137,5 +138,41 @@ def test_two_processes_share_one_seen_set_in_redis(site, reference, tmp_path):
 
         seen = RedisBloomFilter(redis.Redis.from_url(url), "crawl:seen")
         assert abs(len(seen) - len(full)) < 0.01 * len(full)
+    finally:
+        server.__exit__(None, None, None)
+
+
+def test_redis_window_recrawls_pages_after_the_window(site, tmp_path):
+    pytest.importorskip("redis")
+    from redis_server import running_redis
+
+    try:
+        server = running_redis()
+        url = server.__enter__()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    # The start page and the pages it links to: a crawl of seconds, well inside the window.
+    near = {"DEPTH_LIMIT": 1}
+    window = 40.0  # seconds in 5 generations: a page is kept at least 40 s and forgotten by 50 s
+    try:
+        reference, _, _ = crawl(site + "/p/0", tmp_path / "reference.txt", near)
+        settings = {
+            **BLOOM,
+            **near,
+            "BLOOMKIT_DUPEFILTER_REDIS_URL": url,
+            "BLOOMKIT_DUPEFILTER_REDIS_KEY": "crawl:window",
+            "BLOOMKIT_DUPEFILTER_WINDOW": "40s",
+        }
+        started = time.monotonic()
+        first, _, _ = crawl(site + "/p/0", tmp_path / "first.txt", settings)
+        first_ended = time.monotonic()  # every page was first requested before this
+        assert sorted(first) == sorted(reference) and len(first) > 5  # nothing crawled twice
+        again, _, _ = crawl(site + "/p/0", tmp_path / "again.txt", settings)
+        ended = time.monotonic()
+        assert ended - started < window, "both crawls must run within the window for this test"
+        assert again == []  # within the window: even the start page is a duplicate
+        time.sleep(max(0.0, first_ended + 1.25 * window + 1 - time.monotonic()))
+        later, _, _ = crawl(site + "/p/0", tmp_path / "later.txt", settings)
+        assert sorted(later) == sorted(reference)  # after the window: every page crawled again, once
     finally:
         server.__exit__(None, None, None)

@@ -6,10 +6,11 @@ opening a member costs no round trip and one pipeline serves a batch of
 (member, keys) pairs for many members. Per member (docs/integrations.md,
 "Filter families"):
 
-* **exact test-and-set**: a member's writes run in one Lua script, so of
-  several processes adding the same key to a member exactly one is told it
-  was new, and ``add_many`` answers as a local filter would;
-* **generations**: a member's bits fill one generation; a batch that could
+* **exact test-and-set**: a member's write is a compare-and-set of its
+  whole current generation against the one the answers were computed from,
+  so of several processes adding the same key to a member exactly one is
+  told it was new, and ``add_many`` answers as a local filter would;
+* **generations**: a member's bits fill one generation; a key that could
   carry it past ``rotate_at`` of its bits set (half by default) first turns
   it into the *previous* generation and starts a fresh one. Lookups OR both
   (a key in the previous one is "seen" and is not copied forward), so what
@@ -40,10 +41,11 @@ every operation once the parameters key is gone (restart without persistence,
 FLUSHDB). Each check runs in the same script as the operation. A member that
 expired or was never written is empty, not lost.
 
-Reads fetch a member's two generations whole (``GET`` of ~1.4 KB each for
-1,000 keys at 1 %) and probe them in the client; writes send the bit
-positions. docs/decisions.md has the measurement that chose this over
-per-bit ``BITFIELD_RO`` reads.
+Reads fetch a member's two generations whole (``GET`` of ~1.5 KB each for
+1,000 keys at 1 %) and probe them in the client; writes compute the new
+generation in the client from the last read (kept for the last 1,024
+members) and compare-and-set it. docs/decisions.md has the measurements that
+chose this over per-bit ``BITFIELD_RO`` reads and over test-and-set in Lua.
 """
 
 from __future__ import annotations

@@ -19,6 +19,12 @@ Settings:
   set is a :class:`bloomkit.redis.RedisBloomFilter` shared by every crawler
   process using the same key, ``BLOOMKIT_DUPEFILTER_REDIS_KEY`` (default
   ``bloomkit:dupefilter:<spider name>``). Needs redis-py.
+* ``BLOOMKIT_DUPEFILTER_WINDOW`` (e.g. ``"7d"``, with a Redis URL): the seen
+  set is a :class:`bloomkit.redis_window.RedisWindowFilter`, so a page is
+  crawled again once the window has passed since it was first crawled
+  (within one window more); ``BLOOMKIT_DUPEFILTER_CAPACITY`` is then the
+  requests per window. ``BLOOMKIT_DUPEFILTER_WINDOW_GENERATIONS`` (default 5)
+  sets how finely the window slides (forgotten by W + W/(g - 1)).
 """
 
 from __future__ import annotations
@@ -56,14 +62,26 @@ class BloomDupeFilter(BaseDupeFilter):
         capacity = settings.getint("BLOOMKIT_DUPEFILTER_CAPACITY", DEFAULT_CAPACITY)
         error_rate = settings.getfloat("BLOOMKIT_DUPEFILTER_ERROR_RATE", DEFAULT_ERROR_RATE)
         redis_url = settings.get("BLOOMKIT_DUPEFILTER_REDIS_URL")
+        window = settings.get("BLOOMKIT_DUPEFILTER_WINDOW")
         path = None
+        if window and not redis_url:
+            raise ValueError(
+                "BLOOMKIT_DUPEFILTER_WINDOW needs BLOOMKIT_DUPEFILTER_REDIS_URL (the window lives in Redis)"
+            )
         if redis_url:
             import redis
 
-            from .redis import RedisBloomFilter
-
+            client = redis.Redis.from_url(redis_url)
             key = settings.get("BLOOMKIT_DUPEFILTER_REDIS_KEY") or f"bloomkit:dupefilter:{crawler.spidercls.name}"
-            seen = RedisBloomFilter(redis.Redis.from_url(redis_url), key, capacity, error_rate)
+            if window:
+                from .redis_window import RedisWindowFilter
+
+                generations = settings.getint("BLOOMKIT_DUPEFILTER_WINDOW_GENERATIONS", 5)
+                seen = RedisWindowFilter(client, key, capacity, error_rate, window=window, generations=generations)
+            else:
+                from .redis import RedisBloomFilter
+
+                seen = RedisBloomFilter(client, key, capacity, error_rate)
         else:
             directory = job_dir(settings)
             path = os.path.join(directory, JOBDIR_FILE) if directory else None
