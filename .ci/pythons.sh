@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# CI: every supported CPython besides the host's 3.11 (which .ci/run's README
+# test command covers with the whole suite): one wheel built per version and
+# the suite run against it (.ci/python_version.sh).
+#   3.12       the machine's pyenv CPython 3.12 (no Debian suite reachable here
+#              carries 3.12)
+#   3.13-3.15  Debian unstable's, in the .ci/chroot.sh chroot
+# Each runs the core suites; BLOOMKIT_PYTHONS_FULL="3.15" runs the whole
+# non-statistical suite with Redis, Spark and Scrapy there instead (its [test]
+# extra has not yet been seen to install on 3.15 within CI's time).
+# BLOOMKIT_PYTHONS="3.13 3.15" picks versions. Each step prints its time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+cache="${BLOOMKIT_CI_CACHE:-/var/cache/bloomkit-ci}"
+versions="${BLOOMKIT_PYTHONS:-3.12 3.13 3.14 3.15}"
+
+timed() {  # timed NAME CMD...
+    local name="$1" start
+    shift
+    start=$(date +%s)
+    "$@"
+    echo "== $name: $(($(date +%s) - start)) s"
+}
+
+timed "chroot (Debian unstable)" bash .ci/chroot.sh setup
+
+# The tree as committed plus local changes, without build output, copied into
+# the chroot (wheels are built in the tree's build/ directory).
+src="$cache/sid/tmp/bloomkit-src"
+rm -rf "$src" && mkdir -p "$src"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
+
+# BLOOMKIT_PYTHONS_FULL: the versions that get the whole non-statistical suite
+# with Redis, Spark and Scrapy ([test] extra); the others run the core suites.
+level_of() { case " ${BLOOMKIT_PYTHONS_FULL:-} " in *" $1 "*) echo full ;; *) echo core ;; esac; }
+bench="$(mktemp)"
+trap 'rm -f "$bench"' EXIT
+# 3.11, the reference of the ratios: the host's interpreter with this tree's extension
+# when it is built in place (a developer's checkout), else the .ci/run venv's.
+python3 benchmarks/bench_pythons.py --repeat 3 >>"$bench" 2>/dev/null ||
+    echo "   (no 3.11 timings: bloomkit is not importable by the host's python3)"
+
+for version in $versions; do
+    case "$version" in
+        3.12)
+            # A pyenv shim on PATH answers "command not found" for a version that is
+            # not selected: ask pyenv for the real path.
+            python312="${BLOOMKIT_PYTHON312:-}"
+            if [ -z "$python312" ] && command -v pyenv >/dev/null 2>&1; then
+                python312="$(PYENV_VERSION="$(pyenv versions --bare | grep -E '^3\.12\.' | tail -1)" pyenv which python3.12 2>/dev/null || true)"
+            fi
+            for candidate in "$HOME"/.pyenv/versions/3.12.*/bin/python3.12 "$(command -v python3.12 || true)"; do
+                [ -n "$python312" ] && "$python312" -c 'import sys' 2>/dev/null && break
+                python312="$candidate"
+            done
+            if [ -z "$python312" ] || ! "$python312" -c 'import sys' 2>/dev/null; then
+                echo "FAIL: no CPython 3.12 on this machine (set BLOOMKIT_PYTHON312)"
+                exit 1
+            fi
+            # Its own copy of the tree: the chroot's holds the other builds.
+            host_src="$(mktemp -d)"
+            git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$host_src"
+            timed "CPython $version" bash "$host_src/.ci/python_version.sh" "$python312" "$(level_of "$version")" |
+                tee -a "$bench"
+            rm -rf "$host_src"
+            ;;
+        *)
+            timed "CPython $version" bash .ci/chroot.sh run \
+                bash /tmp/bloomkit-src/.ci/python_version.sh "/usr/bin/python$version" "$(level_of "$version")" |
+                tee -a "$bench"
+            ;;
+    esac
+done
+rm -rf "$src"
+python3 benchmarks/bench_pythons.py --compare "$bench"
