@@ -15,6 +15,7 @@
 #include "common.hpp"
 #include "gil_split.hpp"
 #include "keys.hpp"
+#include "text_signature.hpp"
 
 namespace py = pybind11;
 
@@ -184,4 +185,7 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);
+
+    // Last, once every function exists (text_signature.hpp).
+    bloomkit_py::add_text_signatures(m);
 }
