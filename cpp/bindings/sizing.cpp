@@ -2,8 +2,11 @@
 // thin Python wrapper python/bloomkit/calc.py.
 #include <bloomkit/sizing.hpp>
 
+#include "common.hpp"
+
 #include <pybind11/pybind11.h>
 
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -23,6 +26,14 @@ void bind_sizing(py::module_& m) {
         },
         py::arg("layout"), py::arg("capacity"), py::arg("error_rate"),
         "(num_bits, num_hashes, predicted error_rate) of a Bloom filter of `layout`.");
+    m.def(
+        "classic_size_with_hashes",
+        [](uint64_t capacity, double error_rate, uint32_t num_hashes) {
+            const bloomkit::BloomSize s = bloomkit::classic_size_with_hashes(capacity, error_rate, num_hashes);
+            return std::make_tuple(s.num_bits, s.num_hashes, s.error_rate);
+        },
+        py::arg("capacity"), py::arg("error_rate"), py::arg("num_hashes"),
+        "(num_bits, num_hashes, predicted error_rate) of a classic filter with `num_hashes` fixed.");
     m.def(
         "check_layout_overhead",
         [=](const std::string& layout, uint64_t capacity, double error_rate, uint64_t num_bits) {
@@ -64,11 +75,21 @@ void bind_sizing(py::module_& m) {
     m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate, py::arg("fingerprint_bits"),
           py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
 
+    // The facts the Python layer checks arguments against, stated once here
+    // (sizing.hpp) and imported from _core rather than re-stated.
+    py::tuple counter_widths(std::size(bloomkit::kCounterWidths));
+    for (size_t i = 0; i < std::size(bloomkit::kCounterWidths); ++i) counter_widths[i] = bloomkit::kCounterWidths[i];
+    m.attr("MAX_HASHES") = bloomkit::kMaxHashes;
+    m.attr("COUNTER_WIDTHS") = counter_widths;
+    m.attr("DEFAULT_COUNTER_BITS") = bloomkit::kDefaultCounterBits;
+
     py::dict limits;
+    limits["max_capacity"] = bloomkit::kMaxCapacity;
+    limits["capacity_check_interval"] = kCapacityCheckInterval;
     limits["max_hashes"] = bloomkit::kMaxHashes;
     limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
     limits["default_layout_memory_bound"] = bloomkit::kDefaultLayoutMemoryBound;
-    limits["counter_widths"] = py::make_tuple(4, 8, 16);
+    limits["counter_widths"] = counter_widths;
     limits["max_layout_overhead"] = bloomkit::kMaxLayoutOverhead;
     limits["max_scalable_slices"] = bloomkit::kMaxScalableSlices;
     limits["cuckoo_min_bucket_size"] = bloomkit::kCuckooMinBucketSize;

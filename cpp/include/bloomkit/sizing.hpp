@@ -30,6 +30,9 @@
 //
 // Cuckoo filters: Fan et al., "Cuckoo Filter: Practically Better Than Bloom"
 // (CoNEXT 2014), section 4; see docs/cuckoo.md and the comments below.
+//
+// Sliding windows (window.hpp): g live generations OR-ed, each sized for
+// p_g = 1 - (1 - p)^(1/g) so the whole window meets p (see below).
 #pragma once
 
 #include <algorithm>
@@ -51,8 +54,21 @@ namespace bloomkit {
 constexpr uint32_t kMaxHashes = 64;
 constexpr uint64_t kMaxCapacity = uint64_t(1) << 63;  // capacities are < 2^63
 // Counting filter counter widths: divisors of 64, so no counter straddles words.
-inline bool valid_counter_width(uint32_t width) { return width == 4 || width == 8 || width == 16; }
+inline constexpr uint32_t kCounterWidths[] = {4, 8, 16};
+constexpr bool valid_counter_width(uint32_t width) {
+    for (const uint32_t valid : kCounterWidths)
+        if (width == valid) return true;
+    return false;
+}
 constexpr uint32_t kDefaultCounterBits = 4;
+// The widths as messages list them: "4, 8 or 16".
+inline std::string counter_widths_text() {
+    std::string text;
+    const size_t count = sizeof(kCounterWidths) / sizeof(kCounterWidths[0]);
+    for (size_t i = 0; i < count; ++i)
+        text += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::to_string(kCounterWidths[i]);
+    return text;
+}
 // Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
 constexpr unsigned kCuckooMinBucketSize = 2;
 constexpr unsigned kCuckooMaxBucketSize = 8;
@@ -280,6 +296,29 @@ inline BloomSize classic_size(uint64_t capacity, double error_rate) {
     const uint32_t k = classic_optimal_hashes(num_bits, capacity);
     check_hash_count(k, error_rate);
     return {num_bits, k, classic_false_positive_rate(static_cast<double>(num_bits), n, k)};
+}
+
+// Classic sizing with k chosen by the caller instead of the optimal k (a Redis
+// filter trades bits for server work, which is proportional to k): the fewest
+// bits m at which k hashes meet p, (1 - e^(-kn/m))^k <= p, i.e.
+// m >= -k n / ln(1 - p^(1/k)) (classic_false_positive_rate's model).
+inline BloomSize classic_size_with_hashes(uint64_t capacity, double error_rate, uint32_t num_hashes) {
+    check_sizing_request(capacity, error_rate);
+    if (num_hashes < 1 || num_hashes > kMaxHashes)
+        throw std::invalid_argument("num_hashes must be in [1, " + std::to_string(kMaxHashes) + "], got " +
+                                    std::to_string(num_hashes));
+    const double n = static_cast<double>(capacity);
+    const double k = static_cast<double>(num_hashes);
+    const double bits = std::ceil(-k * n / std::log1p(-std::pow(error_rate, 1.0 / k)));
+    if (!(bits < 9223372036854775808.0)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.0f", bits);
+        throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) + " at error_rate " +
+                                    detail::format_repr(error_rate) + " with " + std::to_string(num_hashes) +
+                                    " hashes needs " + detail::with_commas(text) + " bits; at most 2**63 - 1");
+    }
+    const uint64_t num_bits = bits < 1.0 ? 1 : static_cast<uint64_t>(bits);
+    return {num_bits, num_hashes, classic_false_positive_rate(static_cast<double>(num_bits), n, num_hashes)};
 }
 
 // The fewest blocks of `layout` (with k hashes) meeting `error_rate` at
@@ -517,6 +556,42 @@ inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
             high = middle;
     }
     return low;
+}
+
+// --- sliding windows (window.hpp) -------------------------------------------
+
+// A window of g generations answers "present" when any live generation
+// does. With generation i at false-positive rate p_i, and the generations
+// holding different keys (an absent key's probes in one generation are
+// independent of the others' contents), the window's rate is
+//     P = 1 - prod_i (1 - p_i) <= 1 - (1 - p_g)^g   when every p_i <= p_g,
+// so each generation is sized for
+//     p_g = 1 - (1 - p)^(1/g)   (computed as -expm1(log1p(-p) / g))
+// to keep the window at or below p. For small p, p_g ~ p / g: 5 generations
+// at 1 % are sized for 0.2008 % each.
+// Live generations are counted whole: the newest g hold keys from at most
+// g intervals -- the g - 1 the window W spans plus the one in progress
+// (kept at least W, forgotten by W + W / (g - 1); window.hpp) -- so each is
+// sized for the keys of one interval, n_g = ceil(capacity / (g - 1)) when
+// `capacity` keys arrive per window, and all g together hold up to
+// g / (g - 1) times `capacity` at the moment before a rotation.
+inline double window_generation_error_rate(double error_rate, uint32_t generations) {
+    require_open_unit("error_rate", error_rate);
+    if (generations == 0) throw std::invalid_argument("generations must be at least 1");
+    return -std::expm1(std::log1p(-error_rate) / static_cast<double>(generations));
+}
+
+// The window's rate when each of `generations` generations has `generation_rate`:
+// 1 - (1 - p_g)^g.
+inline double window_error_rate(double generation_rate, uint32_t generations) {
+    return -std::expm1(static_cast<double>(generations) * std::log1p(-generation_rate));
+}
+
+inline uint64_t window_generation_capacity(uint64_t capacity, uint32_t generations) {
+    require_count("capacity", capacity);
+    if (generations < 2) throw std::invalid_argument("a window needs at least 2 generations");
+    const uint64_t intervals = generations - 1;
+    return capacity / intervals + (capacity % intervals != 0);
 }
 
 // --- cuckoo filter sizing -------------------------------------------------
