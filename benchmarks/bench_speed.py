@@ -19,11 +19,16 @@ every contender alike. Measured, at error_rate 0.01:
   1e-6) and 1e7 keys, every layout's bits/key, measured FPR and batch
   add / lookup ns/key, the gather floor and the default layout, against the
   default-layout targets (memory at most 1.10x classic; speed at least 0.9x
-  the fastest layout within that bound).
+  the fastest layout within that bound);
+* ``--only fuse``: ``BinaryFuseFilter`` (8 and 16 bits) build and batch lookup
+  at ``--fuse-size`` (1e7) keys on one thread against split_block Bloom
+  filters at the same rates and at 1 %, bits/key and measured FPR on
+  ``--fuse-probes`` (1e7) absent keys, against the issue's targets.
 
     python benchmarks/run.py speed                            # recorded in benchmarks/results/
     python benchmarks/bench_speed.py --batch-sizes 1e6,1e7 --str-sizes 1e6 --repeats 3   # quicker
     python benchmarks/bench_speed.py --no-peers --only rates   # the default layout at each error rate
+    python benchmarks/bench_speed.py --no-peers --only fuse    # BinaryFuseFilter vs split_block at 1e7 keys
 
 Ratios: "x peer" is the peer's ns/key divided by bloomkit's (above 1: bloomkit
 is faster); "/ gather" is bloomkit's ns/key divided by the gather
@@ -626,6 +631,81 @@ def _record(self, label, best, counts, names_bk, peer_names, gather=None):
 Report.record = _record
 
 
+def fuse_scenario(bk, n, probes, repeats, seed, report):
+    """BinaryFuseFilter (8 and 16 bits) against split_block Bloom filters, one core, same keys, one run.
+
+    Build = ``BinaryFuseFilter.build(keys)`` (hashing + peeling) vs ``BloomFilter.update(keys)``
+    into an empty filter; lookup = ``contains_many`` over the n inserted keys. The Bloom filters
+    are split_block at the fuse filters' rates (2**-8, 2**-16) and at the script's 1 %. Batches
+    run on one thread (``_set_batch_threads(1)``): the issue's target is one core.
+    """
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    bloom_rates = {"split_block 2^-8": 2.0**-8, "split_block 2^-16": 2.0**-16, f"split_block {P:g}": P}
+    bk._core._set_batch_threads(1)
+    build = {}
+    for bits in (8, 16):
+        build[f"fuse {bits}-bit"] = (
+            lambda: None,
+            lambda _, bits=bits: bk.BinaryFuseFilter.build(keys, fingerprint_bits=bits),
+        )
+    for name, rate in bloom_rates.items():
+        build[name] = (lambda rate=rate: bk.BloomFilter(n, rate, layout="split_block"), lambda f: f.update(keys))
+    C._progress(f"fuse build n={n:,}")
+    built = interleaved_best(build, repeats)
+    # CPU seconds of each build (one thread, so one core's time): on a busy
+    # shared machine the wall time also counts the time spent waiting for a core.
+    cpu = {}
+    for name, (setup, run) in build.items():
+        state = setup()
+        started = time.process_time()
+        run(state)
+        cpu[name] = time.process_time() - started
+    filters = {f"fuse {bits}-bit": bk.BinaryFuseFilter.build(keys, fingerprint_bits=bits) for bits in (8, 16)}
+    for name, rate in bloom_rates.items():
+        filters[name] = bk.BloomFilter(n, rate, layout="split_block")
+        filters[name].update(keys)
+    lookup = {name: (lambda f=f: f, lambda f: f.contains_many(keys)) for name, f in filters.items()}
+    C._progress(f"fuse lookup n={n:,}")
+    looked = interleaved_best(lookup, repeats)
+    for f in filters.values():
+        assert f.contains_many(keys).all(), "a false negative"
+    print(f"## BinaryFuseFilter vs split_block Bloom, n = {n:,} NumPy uint64 keys, one thread")
+    print()
+    print(
+        f"Build: `BinaryFuseFilter.build(keys)` / `BloomFilter(n, p).update(keys)`; lookup: `contains_many(keys)`; "
+        f"FPR over {probes:,} absent keys; best of {repeats} interleaved rounds."
+    )
+    print()
+    print(
+        "| filter | bits/key | measured FPR | build s | build CPU s | build ns/key | lookup ns/key "
+        "| lookup vs split_block 2^-8 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    reference = looked["split_block 2^-8"]
+    for name, f in filters.items():
+        hits = absent_hits(f, probes, seed)
+        bits = f.nbytes * 8 / n
+        print(
+            f"| {name} | {bits:.3f} | {hits / probes:.4%} | {built[name]:.3f} | {cpu[name]:.3f} | "
+            f"{built[name] * 1e9 / n:.1f} | "
+            f"{looked[name] * 1e9 / n:.1f} | {looked[name] / reference:.2f} |"
+        )
+        if name == "fuse 8-bit":
+            report.summary.append((f"fuse 8-bit build of {n:.0e} keys", f"{built[name]:.3f} s", built[name] <= 1.0))
+            report.summary.append((f"fuse 8-bit build of {n:.0e} keys, CPU", f"{cpu[name]:.3f} s", cpu[name] <= 1.0))
+            report.summary.append(("fuse 8-bit bits/key", f"{bits:.3f}", bits <= 9.1))
+            report.summary.append(
+                (f"fuse 8-bit FPR ({probes:.0e} probes)", f"{hits / probes:.4%}", hits / probes <= 0.0042)
+            )
+            ratio = looked[name] / reference
+            report.summary.append(("fuse 8-bit lookup / split_block 2^-8 lookup", f"{ratio:.2f}", ratio <= 1.0))
+            ratio_p = looked[name] / looked[f"split_block {P:g}"]
+            report.summary.append((f"fuse 8-bit lookup / split_block {P:g} lookup", f"{ratio_p:.2f}", ratio_p <= 1.0))
+    print()
+    bk._core._set_batch_threads(BATCH_THREADS[-1] if BATCH_THREADS else 2)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layouts", default="classic,blocked512,split_block")
@@ -637,8 +717,11 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--only",
         default="accuracy,per-key,numpy,str",
-        help="comma-separated parts to run (also 'rates': every layout and the default at --error-rates)",
+        help="comma-separated parts to run (also 'rates': every layout and the default at --error-rates; "
+        "'fuse': BinaryFuseFilter against split_block at --fuse-size)",
     )
+    ap.add_argument("--fuse-size", default="1e7", help="keys of the 'fuse' part")
+    ap.add_argument("--fuse-probes", default="1e7", help="absent probes per filter in the 'fuse' part")
     ap.add_argument("--error-rates", default="1e-2,1e-3,1e-4,1e-6", help="error rates of the 'rates' part")
     ap.add_argument("--rates-size", default="1e7", help="keys per filter in the 'rates' part")
     ap.add_argument("--rate-probes", default="3e7", help="most absent probes per filter in the 'rates' part")
@@ -700,6 +783,10 @@ def main(argv=None) -> int:
             C.parse_count(args.rate_probes),
             args.repeats,
             args.seed,
+        )
+    if "fuse" in parts:
+        fuse_scenario(
+            bk, C.parse_count(args.fuse_size), C.parse_count(args.fuse_probes), args.repeats, args.seed, report
         )
     print("## Summary (bloomkit per layout: ns/key, speed ratio to the fastest peer / set, cost ratio to gather)")
     print()

@@ -41,7 +41,7 @@ SUITES = {
     "cli-gzip": ("bench_cli_gzip.py", "bloomkit dedup FILE.gz vs zcat FILE.gz | bloomkit dedup"),
     "keyed": ("bench_keyed.py", "SipHash (secret_key=) vs MurmurHash3, ns/key"),
     "mapped-exact": ("bench_mapped_exact.py", "a file mapped r+ with and without exact test-and-set"),
-    "redis": ("bench_redis.py", "a crawler fleet's URL-seen set: RedisBloomFilter vs SET vs RedisBloom"),
+    "redis": ("bench_redis.py", "URL-seen set, per-user families, windows: bloomkit vs SET vs RedisBloom"),
     "redis-persistence": ("bench_redis_persistence.py", "what a redis-server SIGKILL costs, per persistence setting"),
     "spark": ("bench_spark.py", "building and applying a filter in PySpark (classic and Spark Connect)"),
     "str-batch-floor": ("str_batch_floor.py", "the cost of each piece of update(list of str)"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import bloomkit
-from bloomkit import _capacity, _core, calc, counting_bloom
+from bloomkit import _capacity, _core, _io, calc, counting_bloom
 from bloomkit.redis import _sized_geometry
 
 PACKAGE = Path(bloomkit.__file__).resolve().parent
@@ -30,6 +30,14 @@ def test_python_limits_are_the_cores():
     assert calc.MAX_CAPACITY == limits["max_capacity"]
     assert counting_bloom.COUNTER_WIDTHS is calc.COUNTER_WIDTHS
     assert _capacity.SINGLE_ADD_CHECK_INTERVAL == limits["capacity_check_interval"]
+
+
+def test_the_header_size_python_reads_is_the_cores():
+    frame = bloomkit.BloomFilter(100).to_bytes()
+    assert _io.HEADER_SIZE == _core.FRAME_HEADER_SIZE
+    assert _core.frame_header(frame[: _io.HEADER_SIZE]) == (1, len(frame))
+    with pytest.raises(ValueError, match=f"{_core.FRAME_HEADER_SIZE}-byte header"):
+        _core.frame_header(frame[: _io.HEADER_SIZE - 1])
 
 
 def test_the_hash_limit_is_checked_at_the_cores_bound_in_the_cores_words():

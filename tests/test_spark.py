@@ -350,6 +350,46 @@ def test_might_contain_filters_and_anti_joins(spark):
         assert 1 <= sum(per_process.values()) and all(count <= 1 for count in per_process.values()), per_process
 
 
+def test_might_contain_ships_a_binary_fuse_filter(spark, monkeypatch):
+    # A frozen filter ships like a Bloom filter: broadcast on a classic
+    # session; on Connect, past CLOSURE_BYTES (lowered here to force it) as a
+    # file artifact that each worker maps with BinaryFuseFilter.open.
+    f = bloomkit.BinaryFuseFilter.build(STRINGS)
+    monkeypatch.setattr(ship, "CLOSURE_BYTES", f.nbytes - 1)
+    df = spark.createDataFrame([(k,) for k in STRINGS + ABSENT_STRINGS] + [(None,)], "k string").repartition(4)
+    with shipments() as made:
+        column = bkspark.might_contain(f, "k")
+    assert made[0].kind == "BinaryFuseFilter"
+    assert made[0].route == ("artifact" if ship.is_connect(spark) else "broadcast")
+    kept = {row.k for row in df.where(column).collect()}
+    probes = STRINGS + ABSENT_STRINGS
+    assert kept == {k for k, hit in zip(probes, f.contains_many(probes)) if hit}
+    assert set(STRINGS) <= kept  # all 100,008 members
+    false_positives = len(kept - set(STRINGS))
+    assert 0 < false_positives <= fpr_bound(2**-8, len(ABSENT_STRINGS)) * len(ABSENT_STRINGS)
+
+
+def test_an_artifact_shipment_is_mapped_by_its_own_class(tmp_path, monkeypatch):
+    # What a Connect worker does with a shipped file (no Connect server needed).
+    from pyspark import SparkFiles
+
+    for f in (bloomkit.BinaryFuseFilter.build(STRINGS[:1000]), bloomkit.BloomFilter(1000, 0.01)):
+        f.save(tmp_path / "shipped.filter")
+        monkeypatch.setattr(SparkFiles, "get", lambda name: str(tmp_path / name))
+        loaded = ship.ShippedFilter(type(f).__name__, "artifact", "shipped.filter")._load()
+        assert type(loaded) is type(f) and loaded == f
+        assert loaded.mapped if isinstance(f, bloomkit.BinaryFuseFilter) else loaded._file is not None
+        del loaded
+
+
+def test_might_contain_refuses_keyed_and_unshippable_filters_before_sending():
+    keyed = bloomkit.BinaryFuseFilter.build(["a"], secret_key=b"k" * 16)
+    with pytest.raises(ValueError, match="might_contain needs an unkeyed BinaryFuseFilter: a secret_key is never"):
+        ship.ship(keyed, None)
+    with pytest.raises(TypeError, match="needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got Cuck"):
+        ship.ship(bloomkit.CuckooFilter(10), None)
+
+
 def test_might_contain_ships_a_filter_over_100_mb(spark):
     # Past CLOSURE_BYTES a Connect session ships a file artifact, mapped by each worker.
     f = bloomkit.BloomFilter(80_000_000, 0.01)

@@ -378,8 +378,10 @@ void contains_many_on(const Core& core, const Keys& keys, uint8_t* present, unsi
     if (!split) core.contains_many(keys, present);
 }
 
+// The surface of every type, frozen ones (binary fuse) included: loading,
+// copying, lookups, serialization, equality. bind_common adds the inserts.
 template <class Core>
-void bind_common(py::class_<Guarded<Core>>& cls) {
+void bind_readable(py::class_<Guarded<Core>>& cls) {
     using G = Guarded<Core>;
 
     // Copy construction (copy()) and construction from a serialized frame
@@ -429,33 +431,10 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def_property_readonly(
         "keyed", [](G& self) { return self.hashing.keyed(); }, "True if built with a secret_key.");
 
-    def_meth_o(cls, "add", checked_add<Core>,
-               "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
     def_meth_o(cls, "contains", meth_o<G, &common_contains_object<Core>>,
                "contains($self, key, /)\n--\n\nTrue if key is (probably) in the filter.");
     def_sq_contains(cls, sq_contains<G, &common_contains<Core>>);
 
-    cls.def(
-        "_add_many",
-        [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.hashing);
-            auto result = new_bool_array(batch.size());
-            uint8_t* out = bool_data(result);
-            const unsigned threads = threads_for_batch(batch.size());
-            self.guard.released_write(
-                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, out, threads); }); });
-            return result;
-        },
-        py::arg("keys"));
-    cls.def(
-        "_update",
-        [](G& self, py::handle keys) {
-            KeyBatch batch(keys, self.hashing);
-            const unsigned threads = threads_for_batch(batch.size());
-            self.guard.released_write(
-                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, nullptr, threads); }); });
-        },
-        py::arg("keys"));
     cls.def(
         "_contains_many",
         [](G& self, py::handle keys) {
@@ -469,22 +448,6 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         },
         py::arg("keys"));
 
-    cls.def(
-        "clear",
-        [](G& self) {
-            // Checked under the filter's lock: _frame_parts() counts itself
-            // before it takes the lock to record its pointers.
-            const bool refused = self.guard.write([&] {
-                if (ClearFreesStorage<Core>::value && self.frame_views.load() != 0) return true;
-                self.core.clear();
-                return false;
-            });
-            if (refused)
-                throw py::buffer_error(
-                    "cannot clear this filter while buffers of a protocol 5 pickle view its memory (clear() frees "
-                    "its grown stages); release those buffers first");
-        },
-        "Remove every key.");
     cls.def(
         "to_bytes", [](G& self) { return frame_to_bytes(self); },
         "The filter in the bloomkit binary format (docs/FORMAT.md).");
@@ -535,6 +498,52 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
     cls.def_property_readonly(
         "nbytes", [](G& self) { return self.guard.read([&] { return self.core.nbytes(); }); },
         "Bytes of filter storage (bits or counters), excluding object overhead.");
+}
+
+// The common surface of a type that takes keys after construction.
+template <class Core>
+void bind_common(py::class_<Guarded<Core>>& cls) {
+    using G = Guarded<Core>;
+    bind_readable<Core>(cls);
+    def_meth_o(cls, "add", checked_add<Core>,
+               "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
+    cls.def(
+        "_add_many",
+        [](G& self, py::handle keys) {
+            KeyBatch batch(keys, self.hashing);
+            auto result = new_bool_array(batch.size());
+            uint8_t* out = bool_data(result);
+            const unsigned threads = threads_for_batch(batch.size());
+            self.guard.released_write(
+                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, out, threads); }); });
+            return result;
+        },
+        py::arg("keys"));
+    cls.def(
+        "_update",
+        [](G& self, py::handle keys) {
+            KeyBatch batch(keys, self.hashing);
+            const unsigned threads = threads_for_batch(batch.size());
+            self.guard.released_write(
+                [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, nullptr, threads); }); });
+        },
+        py::arg("keys"));
+    cls.def(
+        "clear",
+        [](G& self) {
+            // Checked under the filter's lock: _frame_parts() counts itself
+            // before it takes the lock to record its pointers.
+            const bool refused = self.guard.write([&] {
+                if (ClearFreesStorage<Core>::value && self.frame_views.load() != 0) return true;
+                self.core.clear();
+                return false;
+            });
+            if (refused)
+                throw py::buffer_error(
+                    "cannot clear this filter while buffers of a protocol 5 pickle view its memory (clear() frees "
+                    "its grown stages); release those buffers first");
+        },
+        "Remove every key.");
 }
 
 }  // namespace bloomkit_py

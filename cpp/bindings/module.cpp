@@ -115,6 +115,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("header"),
         "(type tag, total frame length) a 24-byte header declares, from the core's one header parser "
         "(ValueError if it is not a header).");
+    m.attr("FRAME_HEADER_SIZE") = bloomkit::kHeaderSize;
 
     py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch", "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))

@@ -6,6 +6,7 @@ from ._capacity import CapacityWarning as CapacityWarning
 from ._core import SecretKeyError as SecretKeyError
 from ._core import canonical_bytes as canonical_bytes
 from ._window import WindowSpec as WindowSpec
+from .binary_fuse import BinaryFuseFilter as BinaryFuseFilter
 from .bloom import (
     BloomFilter as BloomFilter,
 )
@@ -54,6 +55,7 @@ __version__: str
 def hash128(key: _Key, seed: int = 0) -> int: ...
 
 __all__ = [
+    "BinaryFuseFilter",
     "BloomFilter",
     "BloomParams",
     "CapacityWarning",

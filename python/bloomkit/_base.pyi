@@ -5,6 +5,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
+from .binary_fuse import BinaryFuseFilter
 from .bloom import BloomFilter
 from .counting_bloom import CountingBloomFilter
 from .cuckoo import CuckooFilter
@@ -20,7 +21,7 @@ _Keys: TypeAlias = Union[npt.NDArray[Any], Iterable[_Key]]
 _Path: TypeAlias = Union[str, os.PathLike[str]]
 # What bloomkit.load returns: the type is read from the data, so a caller
 # narrows it (isinstance) or loads through the class (BloomFilter.load).
-_AnyFilter: TypeAlias = Union[BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter]
+_AnyFilter: TypeAlias = Union[BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter, BinaryFuseFilter]
 
 def load(path_or_bytes: _Path | bytes | bytearray | memoryview, *, secret_key: bytes | None = None) -> _AnyFilter: ...
 def _once(init: Callable[..., None]) -> Callable[..., None]: ...

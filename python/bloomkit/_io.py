@@ -22,7 +22,7 @@ import tempfile
 
 from . import _core, _keyed, _types
 
-HEADER_SIZE = 24
+HEADER_SIZE: int = _core.FRAME_HEADER_SIZE  # format.hpp's kHeaderSize
 _TEMP_SUFFIX = ".bloomkit-tmp"
 
 

@@ -5,7 +5,8 @@ no broadcast variables (no ``sparkContext``): a filter of at most
 :data:`CLOSURE_BYTES` travels inside the UDF itself; a larger one is written
 to a file and uploaded with ``SparkSession.addArtifacts(path, file=True)``,
 which streams it in small chunks, and each worker maps that file
-(``BloomFilter.open(SparkFiles.get(name), "r")``, no copy). Either way a
+(``BloomFilter.open(SparkFiles.get(name), "r")`` or ``BinaryFuseFilter.open``,
+no copy). Either way a
 worker process loads a filter once (a cache keyed by a token per shipment)
 and reuses it for every batch. docs/integrations.md, "Spark Connect".
 """
@@ -17,8 +18,13 @@ import shutil
 import tempfile
 import uuid
 
+from .binary_fuse import BinaryFuseFilter
 from .bloom import BloomFilter
 from .spark_sketch import SparkBloomFilter
+
+# The bloomkit filters a UDF can ship, by the name ShippedFilter.kind holds:
+# each loads from its frame (from_bytes) and maps a file read-only (open).
+_SHIPPABLE = {cls.__name__: cls for cls in (BloomFilter, BinaryFuseFilter)}
 
 # Largest filter that travels inside the UDF on a Spark Connect session. The
 # UDF is part of every query plan that uses it, so a closed-over filter is
@@ -44,12 +50,16 @@ def is_connect(obj) -> bool:
 def _payload(filter) -> tuple:
     if isinstance(filter, SparkBloomFilter):
         return "spark", filter.to_spark_bytes()
-    if isinstance(filter, BloomFilter) and filter.keyed:
+    cls = type(filter)
+    if not (isinstance(filter, BloomFilter) or isinstance(filter, BinaryFuseFilter)):
+        raise TypeError(
+            f"might_contain needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got {cls.__name__}"
+        )
+    if filter.keyed:
         # Its frame cannot be loaded without the key, which is never serialized.
-        raise ValueError("might_contain needs an unkeyed BloomFilter: a secret_key is never shipped to executors")
-    if isinstance(filter, BloomFilter):
-        return "bloomkit", None  # bytes made only by the route that needs them
-    raise TypeError(f"might_contain needs a bloomkit BloomFilter or SparkBloomFilter, got {type(filter).__name__}")
+        raise ValueError(f"might_contain needs an unkeyed {cls.__name__}: a secret_key is never shipped to executors")
+    kind = BloomFilter.__name__ if isinstance(filter, BloomFilter) else BinaryFuseFilter.__name__
+    return kind, None  # bytes made only by the route that needs them
 
 
 class ShippedFilter:
@@ -80,13 +90,15 @@ class ShippedFilter:
             from pyspark import SparkFiles
 
             path = SparkFiles.get(self.source)
-            if self.kind == "bloomkit":
-                return BloomFilter.open(path, "r")  # mapped: pages shared by every worker on the host
+            if self.kind != "spark":
+                return _SHIPPABLE[self.kind].open(path)  # mapped read-only: pages shared by every worker on the host
             with open(path, "rb") as handle:
                 data = handle.read()
         else:
             data = self.source.value if self.route == "broadcast" else self.source
-        return SparkBloomFilter.from_spark_bytes(data) if self.kind == "spark" else BloomFilter.from_bytes(data)
+        return (
+            SparkBloomFilter.from_spark_bytes(data) if self.kind == "spark" else _SHIPPABLE[self.kind].from_bytes(data)
+        )
 
 
 def ship(filter, session) -> ShippedFilter:

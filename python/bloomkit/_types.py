@@ -39,6 +39,17 @@ def _cuckoo(cls, capacity, error_rate, seed, variant):
     return cls(capacity, error_rate, seed=seed)
 
 
+def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
+    # Frozen: built from its keys. The variant is the fingerprint width;
+    # without one, the narrowest whose rate 2**-f meets error_rate.
+    bits = variant if variant is not None else next((f for f in (8, 16) if 2.0**-f <= error_rate), None)
+    if bits is None:
+        raise ValueError(
+            f"BinaryFuseFilter's lowest false-positive rate is 2**-16 (16-bit fingerprints), got {error_rate}"
+        )
+    return cls.build(keys, fingerprint_bits=bits, seed=seed)
+
+
 def _spark(cls, capacity, error_rate, seed, variant):
     return cls(capacity, error_rate, seed=seed)
 
@@ -66,7 +77,7 @@ class FilterRow:
     # inserted as new misses the new keys that were false positives).
     exact_count: bool = False
     growable: bool = False  # keeps its error rate past `capacity` by growing
-    mappable: bool = False  # open() maps a file (read, write, create)
+    mappable: bool = False  # open() maps a file (Bloom: read, write, create; binary fuse: read-only)
     windowed: bool = False  # forgets keys older than a window
     framed: bool = True  # to_bytes() is a docs/FORMAT.md frame, loadable by bloomkit.load
     order_free: bool = False  # the same keys in any order give byte-equal filters
@@ -142,6 +153,19 @@ ROWS = (
         exact_count=True,
         first_seen="_add_new_many",
         count_label="keys stored (exact)",
+    ),
+    FilterRow(
+        "binary_fuse",
+        "bloomkit.binary_fuse",
+        "BinaryFuseFilter",
+        6,
+        _binary_fuse,
+        variants=(8, 16),
+        mutable=False,
+        exact_count=True,
+        mappable=True,
+        order_free=True,
+        count_label="distinct keys (exact)",
     ),
 )
 

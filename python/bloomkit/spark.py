@@ -272,8 +272,8 @@ def _pandas_contains_udf(shipped):
 def might_contain(filter, column):
     """A boolean Column: whether each value of ``column`` is (probably) in ``filter``.
 
-    ``filter`` is a :class:`bloomkit.BloomFilter` (or a ``SparkBloomFilter``).
-    Use it as ``df.where(might_contain(f, "url"))``, or ``~might_contain(...)``
+    ``filter`` is a :class:`bloomkit.BloomFilter`, a
+    :class:`bloomkit.BinaryFuseFilter` (or a ``SparkBloomFilter``). Use it as ``df.where(might_contain(f, "url"))``, or ``~might_contain(...)``
     for the rows certainly not in the filter (an anti-join). Null values give
     null, so they are dropped by both. Works on classic and Spark Connect
     sessions (the active session, or the one ``column`` belongs to).

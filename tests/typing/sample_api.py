@@ -59,6 +59,9 @@ def loaded_filters(path: str, frame: bytes) -> int:
         size += again.count("b")
     elif isinstance(again, bloomkit.ScalableBloomFilter):
         size += again.num_slices
+    elif isinstance(again, bloomkit.BinaryFuseFilter):
+        frozen = bloomkit.BinaryFuseFilter.build(["a", "b"], fingerprint_bits=16)
+        size += again.array_length + len(frozen) + int(frozen.contains_many(["a"]).all())
     else:
         bloom: bloomkit.BloomFilter = again
         size += bloom.num_bits

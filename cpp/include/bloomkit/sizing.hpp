@@ -717,4 +717,55 @@ inline CuckooSize cuckoo_size(uint64_t capacity, double error_rate, unsigned buc
     return {num_buckets, f, (bits + 7) / 8, cuckoo_bound(f, bucket_size, auto_grow)};
 }
 
+// --- binary fuse filter sizing ----------------------------------------------
+
+// Graf & Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor Filters"
+// (ACM JEA 27, 2022), 3-wise. The array of c cells is cut into segments of
+// L cells (a power of two); a key's three cells lie in three consecutive
+// segments, so c = (S + 2) L for S start segments. With n keys:
+//     L = 2^floor(log_3.33(n) + 2.25), at most 2^18   (paper, section 5)
+//     c >= n * max(1.125, 0.875 + 0.25 ln(10^6) / ln(n))
+// Small sets need the larger factor for the peeling to succeed with a
+// useful probability; from ~3e5 keys on the factor is 1.125, so an 8-bit
+// filter takes ~9.0 bits per key. Keys are limited to 2^31 so every cell
+// index fits the 32-bit peeling queue (c < 1.125 * 2^31 + 3 * 2^18 < 2^32).
+constexpr uint64_t kBinaryFuseMaxKeys = uint64_t(1) << 31;
+constexpr uint32_t kBinaryFuseMaxSegmentLength = uint32_t(1) << 18;
+constexpr uint32_t kBinaryFuseMinSegmentLength = 4;
+
+struct BinaryFuseShape {
+    uint32_t segment_length;
+    uint32_t segment_count;  // start segments S; the array has S + 2 segments
+    uint64_t array_length() const { return (uint64_t(segment_count) + 2) * segment_length; }
+    bool operator==(const BinaryFuseShape& o) const {
+        return segment_length == o.segment_length && segment_count == o.segment_count;
+    }
+};
+
+inline void require_binary_fuse_keys(uint64_t num_keys) {
+    if (num_keys > kBinaryFuseMaxKeys)
+        throw std::invalid_argument("a binary fuse filter holds at most 2**31 distinct keys, got " +
+                                    std::to_string(num_keys));
+}
+
+inline BinaryFuseShape binary_fuse_shape(uint64_t num_keys) {
+    require_binary_fuse_keys(num_keys);
+    const double n = static_cast<double>(num_keys);
+    uint32_t length = kBinaryFuseMinSegmentLength;
+    if (num_keys > 1) {
+        const double exponent = std::floor(std::log(n) / std::log(3.33) + 2.25);
+        length = exponent >= 18.0 ? kBinaryFuseMaxSegmentLength : uint32_t(1) << static_cast<int>(exponent);
+    }
+    const double factor = num_keys <= 1 ? 0.0 : std::max(1.125, 0.875 + 0.25 * std::log(1e6) / std::log(n));
+    const uint64_t cells = static_cast<uint64_t>(std::llround(n * factor));
+    const uint64_t segments = (cells + length - 1) / length;  // covering the cells
+    const uint64_t start_segments = segments <= 2 ? 1 : segments - 2;
+    return {length, static_cast<uint32_t>(start_segments)};
+}
+
+// Fingerprint widths: an absent key matches with probability 2^-f
+// (8 bits: 0.39 %, 16 bits: 0.0015 %).
+inline bool valid_binary_fuse_bits(uint32_t bits) { return bits == 8 || bits == 16; }
+inline double binary_fuse_false_positive_rate(uint32_t bits) { return std::exp2(-double(bits)); }
+
 }  // namespace bloomkit

@@ -1,0 +1,464 @@
+// The binary fuse filter (Graf & Lemire, "Binary Fuse Filters: Fast and
+// Smaller Than Xor Filters", ACM JEA 27, 2022), 3-wise, with 8- or 16-bit
+// fingerprints: a frozen set, built once from all of its keys.
+//
+// Each key maps to three cells h0, h1, h2 of an array of f-bit values, one
+// in each of three consecutive segments, and the array is filled so that
+//     fingerprint(key) = F[h0] XOR F[h1] XOR F[h2]
+// for every key. A lookup recomputes the XOR; an absent key matches with
+// probability 2^-f. The array has ~1.125 cells per key (sizing.hpp,
+// binary_fuse_shape), so 8-bit fingerprints take ~9 bits per key at a 0.39 %
+// false-positive rate, less than any Bloom layout at that rate.
+//
+// Construction is the hypergraph peeling of xor filters: a cell that only
+// one key uses can take whatever value that key needs, so it is removed
+// from the other two cells; repeating this until every key is removed gives
+// an order in which the values can be assigned (in reverse, each key's
+// "own" cell is set last). Peeling fails when a core of cells shared by two
+// or more keys remains; then the construction starts again with another
+// seed (kBinaryFuseMaxAttempts at most; with distinct keys a retry is rare).
+// Two equal keys always form such a core, so a failed peel first removes
+// duplicates (sort + unique of the 64-bit key hashes) and retries: distinct
+// keys never pay for the sort, and duplicate keys are allowed.
+//
+// Keys are hashed through the project's one hashing path (hash_chunks,
+// keys.hpp); the filter keeps the 64-bit h1 of each digest, and a
+// construction seed is mixed in as fmix64(h1 + seed), a bijection, so
+// distinct key hashes stay distinct under every seed and a new seed needs
+// no rehashing of the keys.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "format.hpp"
+#include "frame_reader.hpp"
+#include "hash.hpp"
+#include "keys.hpp"
+#include "memory.hpp"
+#include "platform.hpp"
+#include "prefetch.hpp"
+#include "sizing.hpp"
+#include "storage.hpp"
+
+namespace bloomkit {
+
+// Seeds tried before construction gives up. Each attempt on distinct keys
+// succeeds with probability well above 1/2 at every size (paper, fig. 4),
+// so 100 failures mean something other than bad luck.
+constexpr unsigned kBinaryFuseMaxAttempts = 100;
+
+// Raised when no seed peels the key set (BinaryFuseFilter::build).
+class BuildError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Everything that fixes where keys go and what the array holds.
+struct BinaryFuseParams {
+    uint64_t num_keys = 0;    // distinct key hashes stored
+    uint64_t build_seed = 0;  // mixed into every key hash (the seed that peeled)
+    uint32_t seed = 0;        // the key-hashing seed (MurmurHash3, or the SipHash key's seed)
+    uint32_t fingerprint_bits = 8;
+    BinaryFuseShape shape{kBinaryFuseMinSegmentLength, 1};
+
+    uint64_t array_length() const { return shape.array_length(); }
+    uint64_t fingerprint_bytes() const { return array_length() * (fingerprint_bits / 8); }
+    // The array is stored in whole 64-bit words (zero-padded): the payload
+    // and, for a mapped file, the storage.
+    uint64_t num_words() const { return (fingerprint_bytes() + 7) / 8; }
+
+    // The shape must be the one the sizing gives for num_keys, so a stored
+    // frame can describe no array larger than its key count implies.
+    void validate() const {
+        if (!valid_binary_fuse_bits(fingerprint_bits))
+            throw std::invalid_argument("fingerprint_bits must be 8 or 16, got " + std::to_string(fingerprint_bits));
+        require_binary_fuse_keys(num_keys);
+        const BinaryFuseShape expected = binary_fuse_shape(num_keys);
+        if (!(shape == expected))
+            throw std::invalid_argument(
+                "segment geometry " + std::to_string(shape.segment_count) + " x " +
+                std::to_string(shape.segment_length) + " does not match the " + std::to_string(expected.segment_count) +
+                " x " + std::to_string(expected.segment_length) + " of " + std::to_string(num_keys) + " keys");
+    }
+
+    // docs/FORMAT.md, type 6, in stored order.
+    void write(ByteWriter& w) const {
+        w.u64(num_keys);
+        w.u64(build_seed);
+        w.u32(seed);
+        w.u32(shape.segment_length);
+        w.u32(shape.segment_count);
+        w.u8(static_cast<uint8_t>(fingerprint_bits));
+    }
+    static BinaryFuseParams read(ByteReader& r) {
+        BinaryFuseParams p;
+        p.num_keys = r.u64("num_keys");
+        p.build_seed = r.u64("build_seed");
+        p.seed = r.u32("seed");
+        p.shape.segment_length = r.u32("segment_length");
+        p.shape.segment_count = r.u32("segment_count");
+        p.fingerprint_bits = r.u8("fingerprint_bits");
+        return p;
+    }
+    bool operator==(const BinaryFuseParams& o) const {
+        return num_keys == o.num_keys && build_seed == o.build_seed && seed == o.seed &&
+               fingerprint_bits == o.fingerprint_bits && shape == o.shape;
+    }
+};
+
+class BinaryFuseFilter {
+  public:
+    // One key's three cells and its fingerprint (the XOR it must match).
+    struct Probe {
+        uint64_t cell[3];
+        uint32_t fingerprint;
+    };
+
+    // The 64-bit key hashes of `keys` appended to `out` (8 bytes per key):
+    // the one input of build(), so a set can be hashed batch by batch.
+    template <class Keys>
+    static void append_hashes(const Keys& keys, uint32_t seed, std::vector<uint64_t>& out) {
+        const size_t start = out.size();
+        out.resize(start + keys.size());
+        hash_chunks(keys, seed, [&](size_t first, const Hash128* digests, size_t count) {
+            for (size_t j = 0; j < count; ++j) out[start + first + j] = digests[j].h1;
+        });
+    }
+
+    // The filter of the keys whose hashes (append_hashes, under `seed`) are
+    // `hashes`; reorders `hashes` (and drops duplicates from it).
+    static BinaryFuseFilter build(std::vector<uint64_t>& hashes, uint32_t fingerprint_bits, uint32_t seed) {
+        BinaryFuseParams p;
+        p.seed = seed;
+        p.fingerprint_bits = fingerprint_bits;
+        if (!valid_binary_fuse_bits(fingerprint_bits))
+            throw std::invalid_argument("fingerprint_bits must be 8 or 16, got " + std::to_string(fingerprint_bits));
+        require_binary_fuse_keys(hashes.size());
+        Builder builder(hashes, p);
+        return builder.run();
+    }
+
+    // An empty filter (no key tests positive except at the 2^-f rate).
+    explicit BinaryFuseFilter(const BinaryFuseParams& params) : params_(params), words_(allocate(params)) {}
+
+    const BinaryFuseParams& params() const { return params_; }
+    uint32_t seed() const { return params_.seed; }
+    uint64_t size() const { return params_.num_keys; }
+    uint64_t nbytes() const { return words_.size() * sizeof(uint64_t); }
+    const WordStorage& words() const { return words_; }
+
+    // Where key h's cells are (paper, section 3): h0 = floor(x * S L / 2^64)
+    // in the first S segments, h1 and h2 in the next two segments at offsets
+    // XORed with independent bits of x. x = fmix64(h1 + build_seed).
+    Probe probe(Hash128 h) const { return probe_of(params_, mix(h.h1, params_.build_seed)); }
+
+    // An empty set holds no key (its all-zero cells would match the keys
+    // whose fingerprint is 0).
+    bool contains(Hash128 h) const { return params_.num_keys != 0 && matches(probe(h)); }
+
+    void prefetch(const Probe& p) const {
+        for (uint64_t c : p.cell) platform::prefetch_read(bytes() + c * width());
+    }
+
+    template <class Keys>
+    void contains_many(const Keys& keys, uint8_t* present) const {
+        if (params_.num_keys == 0) {
+            std::memset(present, 0, keys.size());
+            return;
+        }
+        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
+            Probe probes[kHashChunk];
+            for (size_t j = 0; j < count; ++j) probes[j] = probe(digests[j]);
+            for_each_prefetched(
+                probes, count, [this](const Probe& p) { prefetch(p); },
+                [&](size_t j) { present[first + j] = matches(probes[j]); });
+        });
+    }
+
+    bool operator==(const BinaryFuseFilter& o) const { return params_ == o.params_ && words_ == o.words_; }
+
+    // --- serialization (docs/FORMAT.md, type tag 6) ---
+
+    static constexpr FilterType kFrameType = FilterType::BinaryFuse;
+
+    std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
+
+    void serialize_to(FrameSink& sink) const {
+        write_frame(
+            sink, kFrameType, params_.num_words() * sizeof(uint64_t), [&](ByteWriter& w) { params_.write(w); },
+            [&](ByteWriter& w) { w.bytes(bytes(), static_cast<size_t>(nbytes())); });
+    }
+
+    // The params, checked and matched against the payload length before
+    // the array is allocated, then the array read straight into it.
+    static BinaryFuseFilter read_from(FrameReader& frame) {
+        const BinaryFuseParams p = read_params(frame.params(), frame.payload_length());
+        BinaryFuseFilter filter(p);
+        uint8_t* out = reinterpret_cast<uint8_t*>(filter.words_.data());
+        frame.payload().bytes(out, filter.nbytes(), "fingerprints");
+        filter.check_padding();
+        return filter;
+    }
+
+    static BinaryFuseFilter deserialize(const uint8_t* data, size_t len) {
+        SpanSource source(data, len);
+        return read_frame<BinaryFuseFilter>(source);
+    }
+
+    // Stored params, validated against a payload of `payload_length` bytes.
+    static BinaryFuseParams read_params(ByteReader params, uint64_t payload_length) {
+        const BinaryFuseParams p = BinaryFuseParams::read(params);
+        params.expect_end("params");
+        check_stored(p);
+        const uint64_t expected = p.num_words() * sizeof(uint64_t);
+        if (payload_length != expected)
+            throw FormatError("payload is " + std::to_string(payload_length) + " bytes but the parameters need " +
+                              std::to_string(expected));
+        return p;
+    }
+
+    // A filter over words it does not own (a mapped file's payload).
+    BinaryFuseFilter(const BinaryFuseParams& params, WordStorage borrowed)
+        : params_(params), words_(std::move(borrowed)) {
+        if (words_.size() != params_.num_words()) throw std::logic_error("borrowed storage has the wrong size");
+        check_padding();
+    }
+
+  private:
+    static WordStorage allocate(const BinaryFuseParams& p) {
+        check_allocation(p.num_words(), sizeof(uint64_t), "binary fuse fingerprint array");
+        try {
+            return WordStorage(p.num_words());
+        } catch (const std::bad_alloc&) {
+            throw refused_allocation(p.num_words() * sizeof(uint64_t), "binary fuse fingerprint array");
+        }
+    }
+
+    // The bytes past the last fingerprint (up to the word boundary) are
+    // zero in every frame this code writes; anything else is corrupt.
+    void check_padding() const {
+        for (uint64_t i = params_.fingerprint_bytes(); i < nbytes(); ++i)
+            if (bytes()[i] != 0) throw FormatError("padding after the fingerprints is not zero");
+    }
+
+    static uint64_t mix(uint64_t key_hash, uint64_t build_seed) { return detail::fmix64(key_hash + build_seed); }
+
+    static uint32_t fingerprint_of(uint64_t x) { return static_cast<uint32_t>(x ^ (x >> 32)); }
+
+    static Probe probe_of(const BinaryFuseParams& params, uint64_t x) {
+        const uint64_t length = params.shape.segment_length;
+        const uint64_t mask = length - 1;
+        const uint64_t h0 = platform::mul_high64(x, uint64_t(params.shape.segment_count) * length);
+        Probe p;
+        p.cell[0] = h0;
+        p.cell[1] = (h0 + length) ^ ((x >> 18) & mask);
+        p.cell[2] = (h0 + 2 * length) ^ (x & mask);
+        p.fingerprint = fingerprint_of(x) & (params.fingerprint_bits == 8 ? 0xffu : 0xffffu);
+        return p;
+    }
+
+    size_t width() const { return params_.fingerprint_bits / 8; }
+    const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(words_.data()); }
+
+    // Cell values are little-endian in memory as in the frame, so a mapped
+    // payload is read in place on any machine.
+    uint32_t cell(uint64_t i) const {
+        const uint8_t* b = bytes();
+        if (params_.fingerprint_bits == 8) return b[i];
+        return uint32_t(b[2 * i]) | (uint32_t(b[2 * i + 1]) << 8);
+    }
+
+    bool matches(const Probe& p) const {
+        return (p.fingerprint ^ cell(p.cell[0]) ^ cell(p.cell[1]) ^ cell(p.cell[2])) == 0;
+    }
+
+    // The peeling construction. Scratch per key: 8 bytes of hashes (the
+    // caller's), 8 for the peel order, 1 for each key's own slot; per cell:
+    // 8 for the XOR of its keys' hashes, 1 for its count, 4 in the queue.
+    class Builder {
+      public:
+        Builder(std::vector<uint64_t>& hashes, BinaryFuseParams p) : hashes_(hashes), p_(p) {}
+
+        BinaryFuseFilter run() {
+            uint64_t state = p_.seed;  // the seeds tried: a fixed sequence per key-hashing seed
+            bool deduplicated = false, same_seed = false;
+            for (unsigned attempt = 0; attempt < kBinaryFuseMaxAttempts;) {
+                p_.num_keys = hashes_.size();
+                p_.shape = binary_fuse_shape(p_.num_keys);
+                if (!same_seed) p_.build_seed = next_seed(state);
+                same_seed = false;
+                if (peel()) return assign();
+                // A duplicate key hash always leaves a core (its copies share
+                // all three cells): the first failure removes duplicates and,
+                // if there were any, retries the same seed. So the filter
+                // depends only on the set of keys, not on order or repeats.
+                if (!deduplicated) {
+                    deduplicated = true;
+                    const size_t before = hashes_.size();
+                    std::sort(hashes_.begin(), hashes_.end());
+                    hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
+                    same_seed = hashes_.size() != before;
+                    if (same_seed) continue;
+                }
+                ++attempt;
+            }
+            throw BuildError("could not build the binary fuse filter of " + std::to_string(hashes_.size()) +
+                             " distinct keys: no construction seed out of " + std::to_string(kBinaryFuseMaxAttempts) +
+                             " succeeded");
+        }
+
+      private:
+        // SplitMix64 (Steele, Lea & Flood, OOPSLA 2014) over a fixed start:
+        // the same keys always give the same filter.
+        static uint64_t next_seed(uint64_t& state) {
+            uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+            return z ^ (z >> 31);
+        }
+
+        // order_, own_slot_ and queue_ are written before they are read, so
+        // they are left uninitialised (no page is touched twice).
+        void allocate_scratch() {
+            const uint64_t n = p_.num_keys;
+            const uint64_t cells = p_.array_length();
+            // One check for the whole scratch: 9 bytes per key, 13 per cell.
+            check_allocation(n * 9 + cells * 13, 1, "binary fuse construction scratch");
+            try {
+                order_.reset(new uint64_t[n]);
+                own_slot_.reset(new uint8_t[n]);
+                queue_.reset(new uint32_t[cells]);
+                xors_.assign(cells, 0);
+                counts_.assign(cells, 0);
+            } catch (const std::bad_alloc&) {
+                throw refused_allocation(n * 9 + cells * 13, "binary fuse construction scratch");
+            }
+        }
+
+        // One attempt with p_.build_seed; true when every key was peeled
+        // (order_[0..n) then holds the mixed hashes in peel order).
+        bool peel() {
+            allocate_scratch();
+            const uint64_t n = p_.num_keys;
+            if (n == 0) return true;
+            // Counting sort of the mixed hashes by their top bits: h0 grows
+            // with x, so keys are then added to the cells in array order and
+            // the count/XOR updates stay within a few cache lines of one
+            // another (the paper's construction does the same).
+            unsigned block_bits = 1;
+            while ((uint64_t(1) << block_bits) < p_.shape.segment_count && block_bits < 24) ++block_bits;
+            std::vector<uint64_t> start((size_t(1) << block_bits) + 1, 0);
+            const unsigned shift = 64 - block_bits;
+            for (uint64_t h : hashes_) ++start[(mix(h, p_.build_seed) >> shift) + 1];
+            for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+            for (uint64_t h : hashes_) {
+                const uint64_t x = mix(h, p_.build_seed);
+                order_[start[x >> shift]++] = x;
+            }
+            // Each cell: count << 2 | XOR of the slot numbers (0, 1, 2) its
+            // keys use it as, and the XOR of their mixed hashes. With one key
+            // left, these are that key's slot and hash. A count past 63
+            // overflows the byte: that attempt fails.
+            bool overflow = false;
+            for (uint64_t i = 0; i < n; ++i) {
+                const uint64_t x = order_[i];
+                const Probe pr = probe_of(p_, x);
+                for (unsigned s = 0; s < 3; ++s) {
+                    const uint64_t c = pr.cell[s];
+                    counts_[c] = static_cast<uint8_t>((counts_[c] + 4) ^ s);
+                    overflow |= counts_[c] < 4;
+                    xors_[c] ^= x;
+                }
+            }
+            if (overflow) return false;
+            const uint64_t cells = p_.array_length();
+            uint64_t queued = 0;
+            for (uint64_t c = 0; c < cells; ++c)
+                if ((counts_[c] >> 2) == 1) queue_[queued++] = static_cast<uint32_t>(c);
+            uint64_t peeled = 0;
+            while (queued > 0) {
+                const uint64_t c = queue_[--queued];
+                if ((counts_[c] >> 2) != 1) continue;  // emptied since it was queued
+                const uint64_t x = xors_[c];
+                const unsigned slot = counts_[c] & 3;
+                order_[peeled] = x;
+                own_slot_[peeled] = static_cast<uint8_t>(slot);
+                ++peeled;
+                const Probe pr = probe_of(p_, x);
+                for (unsigned s = 0; s < 3; ++s) {
+                    const uint64_t d = pr.cell[s];
+                    counts_[d] = static_cast<uint8_t>((counts_[d] - 4) ^ s);
+                    xors_[d] ^= x;
+                    if (s != slot && (counts_[d] >> 2) == 1) queue_[queued++] = static_cast<uint32_t>(d);
+                }
+            }
+            return peeled == n;
+        }
+
+        // Values in reverse peel order: a key's own cell is set after every
+        // key peeled later (whose cells it may share) is final.
+        BinaryFuseFilter assign() {
+            release(xors_);
+            release(counts_);
+            queue_.reset();
+            BinaryFuseFilter filter(p_);
+            uint8_t* out = reinterpret_cast<uint8_t*>(filter.words_.data());
+            for (uint64_t i = p_.num_keys; i-- > 0;) {
+                const Probe pr = probe_of(p_, order_[i]);
+                const unsigned own = own_slot_[i];
+                const uint64_t c = pr.cell[own];
+                const uint32_t value =
+                    pr.fingerprint ^ filter.cell(pr.cell[(own + 1) % 3]) ^ filter.cell(pr.cell[(own + 2) % 3]);
+                if (p_.fingerprint_bits == 8) {
+                    out[c] = static_cast<uint8_t>(value);
+                } else {
+                    out[2 * c] = static_cast<uint8_t>(value);
+                    out[2 * c + 1] = static_cast<uint8_t>(value >> 8);
+                }
+            }
+            return filter;
+        }
+
+        template <class T>
+        static void release(std::vector<T>& v) {
+            std::vector<T>().swap(v);
+        }
+
+        std::vector<uint64_t>& hashes_;
+        BinaryFuseParams p_;
+        std::unique_ptr<uint64_t[]> order_;
+        std::unique_ptr<uint8_t[]> own_slot_;
+        std::unique_ptr<uint32_t[]> queue_;
+        std::vector<uint64_t> xors_;
+        std::vector<uint8_t> counts_;
+    };
+
+    BinaryFuseParams params_;
+    WordStorage words_;
+};
+
+// A BinaryFuseFilter over the payload of a mapped file (mapped_file.hpp's
+// MappedFile, or anything with data() and size()), in place: every length
+// and parameter is checked as for a load, the checksum on request. The
+// filter holds `file` for as long as it lives and never writes to it.
+template <class File>
+BinaryFuseFilter map_binary_fuse(const std::shared_ptr<File>& file, Checksum checksum, FrameInfo* info) {
+    const Frame frame = parse_frame(file->data(), static_cast<size_t>(file->size()), FilterType::BinaryFuse, checksum);
+    if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
+        throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
+                          " file); load() it and save() it again to map it");
+    const BinaryFuseParams p =
+        BinaryFuseFilter::read_params(ByteReader(frame.params, frame.params_length), frame.payload_length);
+    auto* words = reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(frame.payload));
+    if (info != nullptr) *info = FrameInfo{frame.version, frame.keyed, frame.key_check};
+    return BinaryFuseFilter(p, WordStorage::borrow(words, p.num_words(), file, StorageAccess::ReadOnly));
+}
+
+}  // namespace bloomkit

@@ -1,0 +1,141 @@
+// BinaryFuseFilter: every key found, the false-positive rate of f-bit
+// fingerprints, the paper's sizes, duplicates, and frames checked before use.
+#include <doctest/doctest.h>
+
+#include <bloomkit/binary_fuse.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "helpers.hpp"
+
+using namespace bloomkit;
+using bloomkit_test::as_keys;
+using bloomkit_test::digest;
+using bloomkit_test::distinct_keys;
+
+namespace {
+
+BinaryFuseFilter build_from(const std::vector<uint64_t>& keys, uint32_t bits, uint32_t seed = 3) {
+    std::vector<uint64_t> hashes;
+    BinaryFuseFilter::append_hashes(as_keys(keys), seed, hashes);
+    return BinaryFuseFilter::build(hashes, bits, seed);
+}
+
+size_t count_present(const BinaryFuseFilter& f, const std::vector<uint64_t>& keys) {
+    std::vector<uint8_t> present(keys.size());
+    f.contains_many(as_keys(keys), present.data());
+    size_t n = 0;
+    for (uint8_t p : present) n += p;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("binary_fuse_shape follows the paper's segment length and size factor") {
+    // 10^7 keys: L = 2^floor(ln(1e7)/ln(3.33) + 2.25) = 2^15; factor 1.125;
+    // ceil(1.125e7 / 32768) = 344 segments, 342 of them start segments.
+    const BinaryFuseShape big = binary_fuse_shape(10000000);
+    CHECK(big.segment_length == 32768);
+    CHECK(big.segment_count == 342);
+    CHECK(big.array_length() == 344ull * 32768);
+    // 1000 keys: L = 2^floor(5.74 + 2.25) = 2^7; factor 0.875 + 0.25 * 2 = 1.375.
+    const BinaryFuseShape small = binary_fuse_shape(1000);
+    CHECK(small.segment_length == 128);
+    CHECK(small.segment_count == 11 - 2);
+    // The smallest sets: one start segment of 4 cells.
+    CHECK(binary_fuse_shape(0).array_length() == 12);
+    CHECK(binary_fuse_shape(1).array_length() == 12);
+    // The segment length is capped at 2^18.
+    CHECK(binary_fuse_shape(kBinaryFuseMaxKeys).segment_length == kBinaryFuseMaxSegmentLength);
+    CHECK_THROWS_WITH_AS(binary_fuse_shape(kBinaryFuseMaxKeys + 1), doctest::Contains("at most 2**31"),
+                         std::invalid_argument);
+}
+
+TEST_CASE("BinaryFuseFilter: no false negatives, FPR near 2^-f, ~9 and ~18 bits per key") {
+    const auto keys = distinct_keys(200000, 1);
+    const auto absent = distinct_keys(1000000, 2);
+    for (uint32_t bits : {8u, 16u}) {
+        const BinaryFuseFilter f = build_from(keys, bits);
+        CHECK(f.size() == keys.size());
+        CHECK(count_present(f, keys) == keys.size());
+        for (size_t i = 0; i < 1000; ++i) CHECK(f.contains(digest(keys[i], 3)));
+        const double fpr = double(count_present(f, absent)) / double(absent.size());
+        // 2^-8 = 0.39 %: 1e6 probes put 3 sigma at +-0.019 %; 2^-16 = 0.0015 %.
+        if (bits == 8) CHECK(fpr == doctest::Approx(1.0 / 256).epsilon(0.06));
+        if (bits == 16) CHECK(fpr < 3.5e-5);
+        // 2e5 keys: size factor 0.875 + 0.25 ln(1e6) / ln(2e5) = 1.1580, so
+        // 231,594 cells, rounded up to 57 segments of 2^12: 1.1674 cells per key.
+        CHECK(f.params().array_length() == 57 * 4096);
+        const double bits_per_key = 8.0 * double(f.params().fingerprint_bytes()) / double(keys.size());
+        CHECK(bits_per_key == doctest::Approx(bits * 1.16736).epsilon(0.0001));
+    }
+}
+
+TEST_CASE("BinaryFuseFilter: duplicates are dropped, tiny and empty sets build") {
+    std::vector<uint64_t> keys = distinct_keys(5000, 3);
+    const std::vector<uint64_t> distinct = keys;
+    for (size_t i = 0; i < 5000; i += 3) keys.push_back(keys[i]);  // 1667 repeats
+    for (int i = 0; i < 100; ++i) keys.push_back(keys[7]);         // one key 101 times: a count overflow
+    const BinaryFuseFilter f = build_from(keys, 8);
+    CHECK(f == build_from(distinct, 8));  // the set decides, not the repeats
+    CHECK(f.size() == distinct.size());
+    CHECK(count_present(f, distinct) == distinct.size());
+    for (size_t n : {0, 1, 2, 3, 10, 100}) {
+        const auto few = distinct_keys(n, 4);
+        const BinaryFuseFilter g = build_from(few, 16);
+        CHECK(g.size() == n);
+        CHECK(count_present(g, few) == n);
+    }
+    // The same keys in any order give the same filter.
+    std::vector<uint64_t> reversed(distinct.rbegin(), distinct.rend());
+    CHECK(build_from(reversed, 8) == build_from(distinct, 8));
+    std::vector<uint64_t> hashes{1, 2};
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::build(hashes, 12, 0), "fingerprint_bits must be 8 or 16, got 12",
+                         std::invalid_argument);
+}
+
+TEST_CASE("BinaryFuseFilter: frames round-trip byte for byte and are checked before allocation") {
+    const auto keys = distinct_keys(3000, 5);
+    const BinaryFuseFilter f = build_from(keys, 16, 9);
+    const std::vector<uint8_t> frame = f.serialize();
+    const BinaryFuseFilter g = BinaryFuseFilter::deserialize(frame.data(), frame.size());
+    CHECK(g == f);
+    CHECK(g.serialize() == frame);
+    CHECK(count_present(g, keys) == keys.size());
+
+    // Rewrites a params field and the checksum, as a hostile writer would.
+    const size_t params = kHeaderSize;
+    auto with = [&](size_t offset, const void* value, size_t width) {
+        std::vector<uint8_t> bad = frame;
+        std::memcpy(bad.data() + params + offset, value, width);
+        const uint64_t sum = frame_checksum(bad.data(), bad.size() - kChecksumSize);
+        for (int i = 0; i < 8; ++i) bad[bad.size() - 8 + i] = static_cast<uint8_t>(sum >> (8 * i));
+        return bad;
+    };
+    const uint64_t huge = uint64_t(1) << 40;
+    auto bad = with(0, &huge, 8);  // num_keys
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(bad.data(), bad.size()),
+                         doctest::Contains("invalid stored parameters: a binary fuse filter holds at most 2**31"),
+                         FormatError);
+    const uint64_t more = keys.size() * 4;
+    bad = with(0, &more, 8);  // a key count whose geometry differs from the stored one
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(bad.data(), bad.size()), doctest::Contains("does not match"),
+                         FormatError);
+    const uint32_t segment = 1u << 30;
+    bad = with(20, &segment, 4);  // segment_length
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(bad.data(), bad.size()), doctest::Contains("segment geometry"),
+                         FormatError);
+    const uint8_t width = 12;
+    bad = with(28, &width, 1);  // fingerprint_bits
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(bad.data(), bad.size()),
+                         doctest::Contains("fingerprint_bits must be 8 or 16, got 12"), FormatError);
+    const uint8_t eight = 8;
+    bad = with(28, &eight, 1);  // 8 bits: the payload is twice what the params need
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(bad.data(), bad.size()),
+                         doctest::Contains("but the parameters need"), FormatError);
+    std::vector<uint8_t> flipped = frame;
+    flipped[flipped.size() - 20] ^= 1;
+    CHECK_THROWS_WITH_AS(BinaryFuseFilter::deserialize(flipped.data(), flipped.size()),
+                         "checksum mismatch: the data is corrupt", FormatError);
+}
