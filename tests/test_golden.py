@@ -153,7 +153,7 @@ def test_to_bytes_digests_are_pinned_for_every_type_and_layout():
 def documented_vector(title_start: str) -> bytes:
     """The hex block after the paragraph starting with ``title_start`` in docs/FORMAT.md."""
     text = (GOLDEN.parent.parent / "docs" / "FORMAT.md").read_text()
-    block = text[text.index(title_start) :].split("```")[1]
+    block = text[text.index(title_start) :].split("```")[1].split("\n", 1)[1]  # after the fence's "text"
     return bytes.fromhex("".join(block.split()))
 
 

@@ -15,7 +15,11 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <unistd.h>
+#if defined(_WIN32)
+#include <io.h>  // _write
+#else
+#include <unistd.h>  // write
+#endif
 
 #include <cerrno>
 #include <cstdint>
@@ -166,7 +170,12 @@ class FdSink : public bloomkit::FrameSink {
     explicit FdSink(int fd) : fd_(fd) {}
     void write(const uint8_t* data, size_t len) override {
         while (error_ == 0 && len > 0) {
-            const ssize_t n = ::write(fd_, data, len < (size_t(1) << 30) ? len : (size_t(1) << 30));
+            const size_t chunk = len < (size_t(1) << 30) ? len : (size_t(1) << 30);
+#if defined(_WIN32)
+            const int n = ::_write(fd_, data, static_cast<unsigned>(chunk));
+#else
+            const ssize_t n = ::write(fd_, data, chunk);
+#endif
             if (n < 0) {
                 if (errno != EINTR) error_ = errno;
                 continue;

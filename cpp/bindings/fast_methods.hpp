@@ -10,8 +10,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <cxxabi.h>
-
 #include <stdexcept>
 #include <string>
 
@@ -48,9 +46,13 @@ template <class Self, py::object (*Fn)(Self&, py::handle)>
 PyObject* meth_o(PyObject* self, PyObject* key) {
     try {
         return Fn(self_object<Self>(self), key).release().ptr();
-    } catch (abi::__forced_unwind&) {
+    }
+#if defined(__GLIBCXX__)
+    catch (abi::__forced_unwind&) {
         throw;  // thread ending at interpreter exit (guard.hpp, without_gil)
-    } catch (...) {
+    }
+#endif
+    catch (...) {
         py::detail::try_translate_exceptions();
         return nullptr;
     }
@@ -74,9 +76,13 @@ template <class Self, bool (*Fn)(Self&, py::handle)>
 int sq_contains(PyObject* self, PyObject* key) {
     try {
         return Fn(self_object<Self>(self), key) ? 1 : 0;
-    } catch (abi::__forced_unwind&) {
+    }
+#if defined(__GLIBCXX__)
+    catch (abi::__forced_unwind&) {
         throw;
-    } catch (...) {
+    }
+#endif
+    catch (...) {
         py::detail::try_translate_exceptions();
         return -1;
     }

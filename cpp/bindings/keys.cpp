@@ -443,12 +443,8 @@ bool rereadable(PyObject* obj) {
 // Warms the cache lines of the object `ahead` places further on: the header
 // (type, length) and the first data bytes (a compact str's data follows it).
 inline void prefetch_object(PyObject* obj) {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(obj);
-    __builtin_prefetch(reinterpret_cast<const char*>(obj) + 64);
-#else
-    (void)obj;
-#endif
+    bloomkit::platform::prefetch_read(obj);
+    bloomkit::platform::prefetch_read(reinterpret_cast<const char*>(obj) + 64);
 }
 
 constexpr size_t kObjectPrefetch = 8;

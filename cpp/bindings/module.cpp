@@ -17,6 +17,7 @@
 #include "gil_split.hpp"
 #include "int_key.hpp"
 #include "keys.hpp"
+#include "text_signature.hpp"
 
 namespace py = pybind11;
 
@@ -221,4 +222,7 @@ PYBIND11_MODULE(_core, m) {
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);
     bloomkit_py::bind_window(m);
+
+    // Last, once every function exists (text_signature.hpp).
+    bloomkit_py::add_text_signatures(m);
 }

@@ -254,8 +254,11 @@ class RedisFilterFamily:
     seed : int, keyword-only
         Hash seed.
 
-    Raises ``ValueError`` if ``prefix`` holds a family with other parameters,
-    or something that is not a family.
+    Raises
+    ------
+    ValueError
+        If ``prefix`` holds a family with other parameters, or something that
+        is not a family.
     """
 
     def __init__(

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "platform.hpp"
 
 namespace bloomkit {
 namespace spark {
@@ -136,7 +137,7 @@ class SparkBloomFilter {
     const std::vector<uint64_t>& words() const { return words_; }
     uint64_t set_bits() const {
         uint64_t total = 0;
-        for (uint64_t w : words_) total += static_cast<uint64_t>(__builtin_popcountll(w));
+        for (uint64_t w : words_) total += platform::popcount64(w);
         return total;
     }
 
