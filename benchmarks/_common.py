@@ -9,7 +9,9 @@ describe *what* they measure:
 * timing (``time.perf_counter``, GC disabled while timing, warm-up, best of N);
 * guarded imports of bloomkit classes and peer libraries ("not installed");
 * a generic insert / lookup / delete / FPR driver for one filter "spec";
-* Markdown table printing and JSON output.
+* Markdown table printing and JSON output;
+* the name and header of a recorded report (``report_path``, ``report_header``):
+  date, commit and machine, so ``benchmarks/results/`` files say what they measured.
 
 Only the standard library and NumPy are required.
 """
@@ -25,12 +27,17 @@ import json
 import math
 import os
 import platform
+import re
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(REPO, "benchmarks", "results")
 
 ERROR_RATE = 0.01
 DEFAULT_PROBES = 200_000
@@ -725,3 +732,64 @@ def header(title: str, args: argparse.Namespace) -> dict:
     print("command: `" + " ".join([os.path.basename(sys.executable)] + sys.argv) + "`")
     print()
     return info
+
+
+# --------------------------------------------------------------------------------------
+# recorded reports: benchmarks/results/YYYY-MM-DD-<what>-<commit>-<machine>.md
+# --------------------------------------------------------------------------------------
+
+
+def _git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return done.stdout
+
+
+def commit() -> str:
+    """The checkout's short commit hash ("nogit" outside a git checkout)."""
+    return _git("rev-parse", "--short=7", "HEAD").strip() or "nogit"
+
+
+def uncommitted_files() -> list[str]:
+    """Tracked files changed since that commit: a report from a dirty tree says so in its header."""
+    return [line[3:] for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()]
+
+
+def machine_tag() -> str:
+    """A short name of the machine: CPU family and usable CPUs, e.g. ``epyc2`` for 2 CPUs of an AMD EPYC."""
+    model = cpu_model().lower()
+    family = next((w for w in ("epyc", "xeon", "ryzen", "core", "graviton", "apple") if w in model), None)
+    family = family or re.sub(r"[^a-z0-9]", "", platform.machine().lower()) or "cpu"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 0
+    return f"{family}{cpus}"
+
+
+def report_path(what: str, date: Optional[str] = None) -> str:
+    """Where a report of ``what`` goes: ``benchmarks/results/<date>-<what>-<commit>-<machine>.md``."""
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", what):
+        raise ValueError(f"a report name is lower-case words joined by '-', got {what!r}")
+    date = date or time.strftime("%Y-%m-%d", time.gmtime())
+    return os.path.join(RESULTS, f"{date}-{what}-{commit()}-{machine_tag()}.md")
+
+
+def report_header(what: str, command: list[str]) -> str:
+    """The Markdown header every recorded report starts with: what, date, commit, machine, command."""
+    info = machine_info()
+    dirty = uncommitted_files()
+    lines = [
+        f"# {what}",
+        "",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- commit: {commit()}" + (f" plus uncommitted changes to {', '.join(dirty)}" if dirty else ""),
+        f"- machine: {machine_tag()} ({info['cpu_model']}, {info['usable_cpus']} usable of "
+        f"{info['cpu_count']} CPUs, load average {info['loadavg_at_start']} at start)",
+        f"- python: {info['python']}, numpy {info['numpy']}, {info['platform']}",
+        "- command: `" + " ".join(command) + "`",
+        "",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Issue 8 speed benchmark: every bloomkit layout against the peers, in one process.
+"""Speed benchmark: every bloomkit layout against the peers, in one process.
 
-One command runs everything; within each scenario the contenders are
+Every scenario runs in one process; within each scenario the contenders are
 interleaved (the order rotates every round) and the best of ``--repeats``
 (default 5) rounds is kept, so a burst of load on this shared machine hits
 every contender alike. Measured, at error_rate 0.01:
@@ -21,7 +21,7 @@ every contender alike. Measured, at error_rate 0.01:
   default-layout targets (memory at most 1.10x classic; speed at least 0.9x
   the fastest layout within that bound).
 
-    python benchmarks/bench_speed.py > benchmarks/results/speed.md
+    python benchmarks/run.py speed                            # recorded in benchmarks/results/
     python benchmarks/bench_speed.py --batch-sizes 1e6,1e7 --str-sizes 1e6 --repeats 3   # quicker
     python benchmarks/bench_speed.py --no-peers --only rates   # the default layout at each error rate
 
@@ -668,7 +668,7 @@ def main(argv=None) -> int:
         return 1
     peers = {} if args.no_peers else load_peers()
     info = C.machine_info()
-    print("# bloomkit speed benchmark (issue 8): layouts vs peers")
+    print("# bloomkit speed benchmark: layouts vs peers")
     print()
     print(f"Command: `python benchmarks/bench_speed.py {' '.join(argv if argv is not None else sys.argv[1:])}`")
     print()

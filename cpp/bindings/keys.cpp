@@ -1,14 +1,11 @@
 #include "keys.hpp"
 
-#if PY_VERSION_HEX < 0x030B0000
-#include <longintrepr.h>  // PyLongObject's digits (Python.h includes them from 3.11 on)
-#endif
-
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "gil_split.hpp"
+#include "int_key.hpp"
 
 namespace bloomkit_py {
 
@@ -130,45 +127,6 @@ CanonicalKey canonical_key(py::handle key, Py_ssize_t index) {
     unsupported(key, index);
 }
 
-// The value mod 2^64 of an exact int in [-2**63, 2**64), read straight from
-// its digits; false for anything larger (the general path then raises).
-// PyLong_AsLongLongAndOverflow is ~65 instructions for a 63-bit int (one
-// loop turn per 30-bit digit with overflow checks, callgrind), more than the
-// MurmurHash3 of the 8 bytes. CPython 3.9-3.11 store a sign-magnitude digit
-// array with the digit count in ob_size; later versions changed that layout,
-// so they take the public call.
-inline bool exact_int_value(PyObject* obj, uint64_t& out) {
-#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
-    const Py_ssize_t size = Py_SIZE(obj);
-    const digit* d = reinterpret_cast<PyLongObject*>(obj)->ob_digit;
-    uint64_t magnitude;
-    switch (size < 0 ? -size : size) {
-        case 0: out = 0; return true;
-        case 1: magnitude = d[0]; break;
-        case 2: magnitude = d[0] | (uint64_t(d[1]) << 30); break;
-        case 3:
-            if (d[2] >> 4) return false;  // >= 2**64
-            magnitude = d[0] | (uint64_t(d[1]) << 30) | (uint64_t(d[2]) << 60);
-            break;
-        default: return false;
-    }
-    if (size >= 0) {
-        out = magnitude;
-        return true;
-    }
-    if (magnitude > (uint64_t(1) << 63)) return false;  // < -2**63
-    out = 0 - magnitude;                                // two's complement, as static_cast<uint64_t>(value)
-    return true;
-#else
-    int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow != 0) return false;  // [2**63, 2**64) too: the general path decides
-    if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
-    out = static_cast<uint64_t>(value);
-    return true;
-#endif
-}
-
 // The canonical bytes of a key that can be read in place with no Python
 // call: an exact str in compact ASCII form (its UTF-8 is its data, as
 // PyUnicode_AsUTF8AndSize would return) or an exact bytes object. Only
@@ -207,7 +165,9 @@ Hash128 hash_key(py::handle key, const bloomkit::KeyHashing& hashing) {
     PyObject* obj = key.ptr();
     if (PyLong_CheckExact(obj)) {
         uint64_t value;
-        if (exact_int_value(obj, value)) return hashing.integer(value);
+        bool error = false;
+        if (exact_int_value(obj, value, error)) return hashing.integer(value);
+        if (error) throw py::error_already_set();
         // Other values: the general path decides (and raises out of range).
     } else {
         const uint8_t* data;

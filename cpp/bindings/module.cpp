@@ -1,6 +1,7 @@
 // bloomkit._core: the pybind11 module. Each filter type binds itself in its
 // own file; this file only wires them together with the shared pieces.
 #include <bloomkit/cuckoo.hpp>
+#include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/memory.hpp>
 #include <bloomkit/parallel.hpp>
@@ -14,18 +15,20 @@
 
 #include "common.hpp"
 #include "gil_split.hpp"
+#include "int_key.hpp"
 #include "keys.hpp"
 
 namespace py = pybind11;
 
 namespace bloomkit_py {
-void bind_bloom(py::module_& m);
-void bind_cuckoo(py::module_& m);
-void bind_counting_bloom(py::module_& m);
-void bind_scalable_bloom(py::module_& m);
+// Each framed type's binding function, one per row of filter_types.hpp.
+#define BLOOMKIT_DECLARE_BIND(Enum, tag, name, bind) void bind(py::module_& m);
+BLOOMKIT_FILTER_TYPES(BLOOMKIT_DECLARE_BIND)
+#undef BLOOMKIT_DECLARE_BIND
 void bind_redis(py::module_& m);
 void bind_spark(py::module_& m);
 void bind_sizing(py::module_& m);
+void bind_window(py::module_& m);
 }  // namespace bloomkit_py
 
 PYBIND11_MODULE(_core, m) {
@@ -74,6 +77,25 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("key"), py::arg("seed") = 0);
     m.def("canonical_bytes", &bloomkit_py::canonical_bytes, py::arg("key"));
+    m.attr("_INT_FAST_PATH") = bloomkit_py::kIntFastPath;
+    m.def(
+        "_int_key_paths",
+        [](py::handle key) {
+            // Both reads of an exact int key (int_key.hpp): (fast, public), each
+            // value mod 2**64 or None where that read leaves the key to the
+            // general path. tests/test_int_keys.py compares them.
+            if (!PyLong_CheckExact(key.ptr())) throw py::type_error("_int_key_paths takes an exact int");
+            uint64_t value = 0;
+            bool error = false;
+            py::object fast = py::none();
+            if (bloomkit_py::exact_int_value(key.ptr(), value, error)) fast = py::int_(value);
+            if (error) throw py::error_already_set();
+            py::object fallback = py::none();
+            if (bloomkit_py::exact_int_value_public(key.ptr(), value, error)) fallback = py::int_(value);
+            if (error) throw py::error_already_set();
+            return py::make_tuple(fast, fallback);
+        },
+        py::arg("key"));
     m.def(
         "peek_type",
         [](py::handle frame) {
@@ -179,12 +201,23 @@ PYBIND11_MODULE(_core, m) {
     m.def("available_memory", &bloomkit::available_memory,
           "Bytes the system can still give this process (MemAvailable + SwapFree, cgroup limit).");
 
+    m.def(
+        "filter_types",
+        [] {
+            py::tuple rows(bloomkit::kFilterTypeCount);
+            for (size_t i = 0; i < bloomkit::kFilterTypeCount; ++i)
+                rows[i] = py::make_tuple(bloomkit::kFilterTypes[i].python_name, bloomkit::kFilterTypes[i].tag);
+            return rows;
+        },
+        "The framed filter types of this build as (Python class name, format type tag) pairs in tag order "
+        "(bloomkit/filter_types.hpp).");
+
     bloomkit_py::bind_frame_view(m);
-    bloomkit_py::bind_bloom(m);
-    bloomkit_py::bind_cuckoo(m);
-    bloomkit_py::bind_counting_bloom(m);
-    bloomkit_py::bind_scalable_bloom(m);
+#define BLOOMKIT_CALL_BIND(Enum, tag, name, bind) bloomkit_py::bind(m);
+    BLOOMKIT_FILTER_TYPES(BLOOMKIT_CALL_BIND)
+#undef BLOOMKIT_CALL_BIND
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
     bloomkit_py::bind_sizing(m);
+    bloomkit_py::bind_window(m);
 }

@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -64,11 +65,19 @@ void bind_sizing(py::module_& m) {
     m.def("cuckoo_stage_false_positive_rate", &bloomkit::cuckoo_stage_false_positive_rate, py::arg("fingerprint_bits"),
           py::arg("stage"), py::arg("bucket_size"), py::arg("load_factor"));
 
+    // The facts the Python layer checks arguments against, stated once here
+    // (sizing.hpp) and imported from _core rather than re-stated.
+    py::tuple counter_widths(std::size(bloomkit::kCounterWidths));
+    for (size_t i = 0; i < std::size(bloomkit::kCounterWidths); ++i) counter_widths[i] = bloomkit::kCounterWidths[i];
+    m.attr("MAX_HASHES") = bloomkit::kMaxHashes;
+    m.attr("COUNTER_WIDTHS") = counter_widths;
+    m.attr("DEFAULT_COUNTER_BITS") = bloomkit::kDefaultCounterBits;
+
     py::dict limits;
     limits["max_hashes"] = bloomkit::kMaxHashes;
     limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
     limits["default_layout_memory_bound"] = bloomkit::kDefaultLayoutMemoryBound;
-    limits["counter_widths"] = py::make_tuple(4, 8, 16);
+    limits["counter_widths"] = counter_widths;
     limits["max_layout_overhead"] = bloomkit::kMaxLayoutOverhead;
     limits["max_scalable_slices"] = bloomkit::kMaxScalableSlices;
     limits["cuckoo_min_bucket_size"] = bloomkit::kCuckooMinBucketSize;

@@ -12,6 +12,7 @@ from . import _core, _types, calc
 from ._base import load
 from ._capacity import CapacityWarning
 from ._core import SecretKeyError, canonical_bytes
+from ._window import WindowSpec
 from .bloom import estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
 from .cuckoo import FilterFullError, TooManyCopiesError
@@ -49,6 +50,7 @@ __all__ = [
     "FilterFullError",
     "SecretKeyError",
     "TooManyCopiesError",
+    "WindowSpec",
     "bloom_capacity",
     "bloom_params",
     "calc",

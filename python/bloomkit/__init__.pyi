@@ -5,6 +5,7 @@ from ._base import load as load
 from ._capacity import CapacityWarning as CapacityWarning
 from ._core import SecretKeyError as SecretKeyError
 from ._core import canonical_bytes as canonical_bytes
+from ._window import WindowSpec as WindowSpec
 from .bloom import (
     BloomFilter as BloomFilter,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "ScalableBloomFilter",
     "SecretKeyError",
     "TooManyCopiesError",
+    "WindowSpec",
     "bloom_capacity",
     "bloom_params",
     "calc",

@@ -152,13 +152,7 @@ BY_TAG = {row.tag: row for row in FRAMED}
 
 def _core_types() -> tuple:
     """(Python name, tag) of every framed type the C++ core knows, in tag order."""
-    export = getattr(_core, "filter_types", None)
-    if export is None:
-        # TRANSITIONAL FALLBACK, the only one: cores built before
-        # filter_types.hpp existed have no export; their four types are
-        # these. Removed once every build has the export.
-        return (("BloomFilter", 1), ("CountingBloomFilter", 2), ("ScalableBloomFilter", 3), ("CuckooFilter", 4))
-    return tuple(export())
+    return tuple(_core.filter_types())
 
 
 def check_core_agrees() -> None:

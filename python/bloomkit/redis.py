@@ -205,7 +205,7 @@ class _HeldConnection:
 
     Checking a connection out of redis-py's pool and back in costs about as
     much client CPU as the round trip itself (~25 µs with redis-py 8.1,
-    benchmarks/results/2026-11-24-redis-crawler-held.md), paid on every page a
+    benchmarks/results/2026-11-24-redis-crawler-held-22e0ecd-epyc2.md), paid on every page a
     crawler checks. A filter therefore keeps one connection between batches,
     when the pool has room to spare: never from a ``BlockingConnectionPool``
     or a pool of fewer than 8 connections, where holding one could starve the
@@ -243,6 +243,27 @@ class _HeldConnection:
         connection = self._pool.get_connection()
         self._connection, self._pid = connection, os.getpid()
         self._finalizer = weakref.finalize(self, _release_if_owner, self._pool, connection, self._pid)
+
+
+def _run_script(link, packed: list, script: bytes, sha: bytes) -> list:
+    """Replies to pre-packed commands, some ``EVALSHA sha``; loads ``script`` into a server that lacks it.
+
+    A restarted server has no scripts: the commands it refused with
+    NOSCRIPT did nothing, so exactly those are sent again, in order.
+    """
+    from redis.exceptions import NoScriptError
+
+    replies = link.round_trip(packed)
+    again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+    if again:
+        loaded = link.round_trip([_resp(b"SCRIPT", b"LOAD", script)])[0]
+        if isinstance(loaded, Exception):
+            raise loaded
+        if loaded != sha:
+            raise RedisReplyError(f"SCRIPT LOAD answered {loaded!r:.80}, not the script's SHA-1")
+        for i, reply in zip(again, link.round_trip([packed[i] for i in again])):
+            replies[i] = reply
+    return replies
 
 
 def _decode(value):
@@ -584,24 +605,8 @@ class RedisBloomFilter:
         return replies.reshape(positions.shape)
 
     def _run_checked(self, packed: list) -> list:
-        """Replies to checked-BITFIELD commands; loads the script into a server that lacks it (NOSCRIPT).
-
-        A restarted server has no scripts: the commands it refused with
-        NOSCRIPT did nothing, so exactly those are sent again.
-        """
-        from redis.exceptions import NoScriptError
-
-        replies = self._link.round_trip(packed)
-        again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
-        if again:
-            loaded = self._link.round_trip([_resp(b"SCRIPT", b"LOAD", _CHECKED_BITFIELD)])[0]
-            if isinstance(loaded, Exception):
-                raise loaded
-            if loaded != _CHECKED_BITFIELD_SHA:
-                raise RedisReplyError(f"SCRIPT LOAD answered {loaded!r:.80}, not the script's SHA-1")
-            for i, reply in zip(again, self._link.round_trip([packed[i] for i in again])):
-                replies[i] = reply
-        return replies
+        """Replies to checked-BITFIELD commands (``_run_script``)."""
+        return _run_script(self._link, packed, _CHECKED_BITFIELD, _CHECKED_BITFIELD_SHA)
 
     def _checked_read(self, replies: list, shard_key: bytes):
         """The BITFIELD_RO reply out of the replies to MULTI, EXISTS, BITFIELD_RO, EXEC, once both keys existed."""

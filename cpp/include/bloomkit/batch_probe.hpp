@@ -2,7 +2,7 @@
 // one chunk of digests in, each key's bits set or tested, in key order.
 //
 // Per key the work is small next to its bookkeeping, so the loop is shaped
-// for it (benchmarks/batch_compute.cpp, results/2026-11-24-batch-compute.md):
+// for it (benchmarks/batch_compute.cpp, results/2026-11-24-batch-compute-3d01bd7-epyc2.md):
 //   * the SIMD level is read once per call, not once per key, and the whole
 //     loop is compiled for it: at Level::Avx2 one function with
 //     BLOOMKIT_TARGET_AVX2 holds the loop with the kernel inlined (a call
@@ -33,7 +33,7 @@ namespace batch_probe {
 // other batch loops (prefetch.hpp): a key's probe costs half of what it did
 // before the loop was reshaped, so 16 keys no longer cover a miss; 32 was
 // 3-6 % faster than 16 at 1e7 and 1e8 keys, 64 no better
-// (results/2026-11-24-batch-compute.md).
+// (results/2026-11-24-batch-compute-3d01bd7-epyc2.md).
 constexpr size_t kBlockPrefetchDistance = 2 * kPrefetchDistance;
 
 // Where each key of (at most kHashChunk) digests is: its block's first word

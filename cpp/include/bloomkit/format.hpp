@@ -3,7 +3,7 @@
 //   offset  size  field
 //        0     8  magic "\x89BKF\r\n\x1a\n"
 //        8     2  format version (u16: 2 is written, 1 and 2 are read)
-//       10     2  type tag (u16, FilterType; bit 15 set = keyed frame)
+//       10     2  type tag (u16, FilterType of filter_types.hpp; bit 15 set = keyed frame)
 //       12     4  params length P (u32, at most kMaxParamsLength)
 //       16     8  payload length L (u64)
 //       24     P  params  (type-specific, little-endian fields)
@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "filter_types.hpp"
 #include "hash.hpp"
 
 namespace bloomkit {
@@ -55,23 +56,6 @@ void check_stored(const Params& params, const std::string& where = std::string()
     } catch (const std::invalid_argument& e) {
         throw FormatError(where + "invalid stored parameters: " + e.what());
     }
-}
-
-enum class FilterType : uint16_t {
-    Bloom = 1,
-    CountingBloom = 2,
-    ScalableBloom = 3,
-    Cuckoo = 4,
-};
-
-inline const char* filter_type_name(FilterType type) {
-    switch (type) {
-        case FilterType::Bloom: return "BloomFilter";
-        case FilterType::CountingBloom: return "CountingBloomFilter";
-        case FilterType::ScalableBloom: return "ScalableBloomFilter";
-        case FilterType::Cuckoo: return "CuckooFilter";
-    }
-    return "unknown";
 }
 
 constexpr uint8_t kMagic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'};
@@ -427,7 +411,7 @@ inline FrameHeader parse_header(const uint8_t* data, size_t len) {
     const uint16_t tag = raw_tag & static_cast<uint16_t>(~(kKeyedFlag | kOpenForWritingFlag));
     // Keyed frames and mapped files (so the open-for-writing bit) exist from
     // version 2 on.
-    if (tag < 1 || tag > 4 || ((h.keyed || h.open_for_writing) && h.version < 2))
+    if (!is_filter_type_tag(tag) || ((h.keyed || h.open_for_writing) && h.version < 2))
         throw FormatError("unknown filter type tag " + std::to_string(raw_tag));
     h.type = static_cast<FilterType>(tag);
     h.params_length = r.u32("params length");

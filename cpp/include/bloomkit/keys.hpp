@@ -643,7 +643,7 @@ class NanosecondKeys {
 // filter issues for a chunk have landed by the time it probes the first key
 // again; small enough that the digests stay in L1 (256 * 16 B = 4 KiB; 1,024
 // keys were slower for lookups at 1e8 keys, 64 the same:
-// benchmarks/results/2026-11-24-prefetch-tuning.md).
+// benchmarks/results/2026-11-24-prefetch-tuning-c79ed12-epyc2.md).
 constexpr size_t kHashChunk = 256;
 
 namespace detail {

@@ -211,7 +211,7 @@ struct Blocked512Layout {
     // one key counts once (the second OR finds it set), so the count is
     // the number of distinct positions that were clear, as with masks and
     // a popcount, in fewer instructions (k probes instead of eight words of
-    // masks, ORs and popcounts: results/2026-11-24-batch-compute.md). A
+    // masks, ORs and popcounts: results/2026-11-24-batch-compute-3d01bd7-epyc2.md). A
     // shared mapping pays k atomic ORs instead of eight. A lookup ANDs the k bits
     // without branching (a miss is a coin flip while the filter fills).
     // The same code at every level (the batch loops pass theirs so that

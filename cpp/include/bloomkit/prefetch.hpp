@@ -14,7 +14,7 @@ namespace bloomkit {
 
 // How many keys ahead the batch loops prefetch: enough to keep several cache
 // misses in flight on a filter larger than the cache. Swept from 4 to 32 with
-// benchmarks/prefetch_tuning.cpp (results/2026-11-24-prefetch-tuning.md):
+// benchmarks/prefetch_tuning.cpp (results/2026-11-24-prefetch-tuning-c79ed12-epyc2.md):
 // 4 is 10-35 % slower at 1e7-1e8 keys, 8-32 are within 4 %, and 16 was at or
 // near the best for split_block add and lookup at both sizes.
 constexpr size_t kPrefetchDistance = 16;

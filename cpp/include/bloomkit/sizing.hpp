@@ -30,6 +30,9 @@
 //
 // Cuckoo filters: Fan et al., "Cuckoo Filter: Practically Better Than Bloom"
 // (CoNEXT 2014), section 4; see docs/cuckoo.md and the comments below.
+//
+// Sliding windows (window.hpp): g live generations OR-ed, each sized for
+// p_g = 1 - (1 - p)^(1/g) so the whole window meets p (see below).
 #pragma once
 
 #include <algorithm>
@@ -51,7 +54,12 @@ namespace bloomkit {
 constexpr uint32_t kMaxHashes = 64;
 constexpr uint64_t kMaxCapacity = uint64_t(1) << 63;  // capacities are < 2^63
 // Counting filter counter widths: divisors of 64, so no counter straddles words.
-inline bool valid_counter_width(uint32_t width) { return width == 4 || width == 8 || width == 16; }
+inline constexpr uint32_t kCounterWidths[] = {4, 8, 16};
+constexpr bool valid_counter_width(uint32_t width) {
+    for (const uint32_t valid : kCounterWidths)
+        if (width == valid) return true;
+    return false;
+}
 constexpr uint32_t kDefaultCounterBits = 4;
 // Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
 constexpr unsigned kCuckooMinBucketSize = 2;
@@ -517,6 +525,42 @@ inline uint64_t classic_capacity(uint64_t num_bits, double error_rate) {
             high = middle;
     }
     return low;
+}
+
+// --- sliding windows (window.hpp) -------------------------------------------
+
+// A window of g generations answers "present" when any live generation
+// does. With generation i at false-positive rate p_i, and the generations
+// holding different keys (an absent key's probes in one generation are
+// independent of the others' contents), the window's rate is
+//     P = 1 - prod_i (1 - p_i) <= 1 - (1 - p_g)^g   when every p_i <= p_g,
+// so each generation is sized for
+//     p_g = 1 - (1 - p)^(1/g)   (computed as -expm1(log1p(-p) / g))
+// to keep the window at or below p. For small p, p_g ~ p / g: 5 generations
+// at 1 % are sized for 0.2008 % each.
+// Live generations are counted whole: the newest g hold keys from at most
+// g intervals -- the g - 1 the window W spans plus the one in progress
+// (kept at least W, forgotten by W + W / (g - 1); window.hpp) -- so each is
+// sized for the keys of one interval, n_g = ceil(capacity / (g - 1)) when
+// `capacity` keys arrive per window, and all g together hold up to
+// g / (g - 1) times `capacity` at the moment before a rotation.
+inline double window_generation_error_rate(double error_rate, uint32_t generations) {
+    require_open_unit("error_rate", error_rate);
+    if (generations == 0) throw std::invalid_argument("generations must be at least 1");
+    return -std::expm1(std::log1p(-error_rate) / static_cast<double>(generations));
+}
+
+// The window's rate when each of `generations` generations has `generation_rate`:
+// 1 - (1 - p_g)^g.
+inline double window_error_rate(double generation_rate, uint32_t generations) {
+    return -std::expm1(static_cast<double>(generations) * std::log1p(-generation_rate));
+}
+
+inline uint64_t window_generation_capacity(uint64_t capacity, uint32_t generations) {
+    require_count("capacity", capacity);
+    if (generations < 2) throw std::invalid_argument("a window needs at least 2 generations");
+    const uint64_t intervals = generations - 1;
+    return capacity / intervals + (capacity % intervals != 0);
 }
 
 // --- cuckoo filter sizing -------------------------------------------------

@@ -1,0 +1,88 @@
+"""benchmarks/ stays navigable: one entry command knows every script, the README lists each
+one, and every recorded report is named by date, what, commit and machine and is cited by
+a decision, a doc or a code comment (a report nothing cites is pruned)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "benchmarks"
+RESULTS = BENCH / "results"
+HELPERS = {"_common.py", "run.py", "str_batch_floor.cpp"}  # str_batch_floor.py compiles and runs that .cpp
+REPORT_NAME = re.compile(r"\d{4}-\d{2}-\d{2}-[a-z0-9]+(-[a-z0-9]+)*-[0-9a-f]{7}-[a-z]+[0-9]+\.md")
+
+if not BENCH.is_dir():  # the wheel's test run has tests/ without the checkout
+    pytest.skip("benchmarks/ is not beside tests/", allow_module_level=True)
+
+
+def load_run():
+    spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+def test_every_script_is_a_suite_of_the_one_command_and_in_the_readme():
+    suites = load_run().SUITES
+    scripts = {p.name for p in BENCH.iterdir() if p.suffix in (".py", ".cpp")} - HELPERS
+    assert scripts == {script for script, _ in suites.values()}
+    readme = (BENCH / "README.md").read_text(encoding="utf-8")
+    for name, (script, _) in suites.items():
+        assert f"| `{name}` | `{script}`" in readme, f"benchmarks/README.md does not list {script}"
+
+
+def test_only_run_py_calls_itself_the_one_command():
+    claims = [
+        p.name
+        for p in BENCH.iterdir()
+        if p.suffix in (".py", ".cpp")
+        and re.search(r"the one command|one-command", p.read_text(encoding="utf-8"), re.I)
+    ]
+    assert claims == ["run.py"]
+
+
+def test_reports_are_named_by_date_what_commit_machine_and_cited():
+    cited_in = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
+    cited_in += [*(REPO / "cpp").rglob("*.hpp"), *(REPO / "cpp").rglob("*.cpp"), *(REPO / "python").rglob("*.py")]
+    cited_in += [*(REPO / "tests").glob("*.py"), *BENCH.glob("*.py")]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in cited_in if p != Path(__file__))
+    reports = sorted(p.name for p in RESULTS.glob("*.md") if p.name != "README.md")
+    assert reports
+    results_readme = (RESULTS / "README.md").read_text(encoding="utf-8")
+    for name in reports:
+        assert REPORT_NAME.fullmatch(name), f"{name} is not YYYY-MM-DD-<what>-<commit>-<machine>.md"
+        assert name in text, f"nothing cites benchmarks/results/{name}: prune it"
+        assert f"`{name}`" in results_readme, f"benchmarks/results/README.md does not list {name}"
+
+
+def test_report_path_and_header_name_date_commit_and_machine():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _common
+    finally:
+        sys.path.remove(str(BENCH))
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    commit = head.stdout.strip()
+    path = Path(_common.report_path("bloom-1e6", date="2026-01-02"))
+    assert path.parent == RESULTS
+    assert path.name == f"2026-01-02-bloom-1e6-{commit}-{_common.machine_tag()}.md"
+    assert REPORT_NAME.fullmatch(path.name)
+    header = _common.report_header("bloom-1e6", ["python", "benchmarks/run.py", "bloom"])
+    assert header.startswith("# bloom-1e6\n")
+    assert f"- commit: {commit}" in header and f"- machine: {_common.machine_tag()} (" in header
+    assert re.search(r"^- date: \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$", header, re.M)
+    with pytest.raises(ValueError, match="lower-case words joined by '-', got 'Bloom 1e6'"):
+        _common.report_path("Bloom 1e6")
