@@ -58,8 +58,10 @@ class FilterBase:
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
     # Whether a protocol 5 pickle may view the filter's memory in place:
-    # only for cores whose storage is never moved or freed while the object
-    # lives (one fixed array: Bloom, counting), and never a mapped file.
+    # only for cores whose storage never moves while the object lives and
+    # is freed only by a clear() the core refuses while views exist
+    # (Bloom, counting: one fixed array; scalable, cuckoo: stages that stay
+    # put as the chain grows), and never a mapped file.
     _pickles_in_place = False
 
     def __init_subclass__(cls, **kwargs):
@@ -99,7 +101,7 @@ class FilterBase:
     def _check_capacity(self, stacklevel: int = 1) -> None:
         """Warn (``CapacityWarning``, once per filter) if the filter is over capacity.
 
-        Called after batches and, from C++, every 65536 single-key adds;
+        Called after batches and, from C++, every ``SINGLE_ADD_CHECK_INTERVAL`` single-key adds;
         ``stacklevel`` counts frames from the caller of this method to the
         user's code.
         """

@@ -85,6 +85,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
+    _pickles_in_place = True
 
     def __init__(
         self,

@@ -91,6 +91,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """
 
     _core_class = _core.ScalableBloomCore
+    _pickles_in_place = True
     _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
     def __init__(
