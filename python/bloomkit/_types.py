@@ -77,6 +77,10 @@ class FilterRow:
     first_seen: str = "_add_many"
     count_label: str = "estimated keys"  # what len() is, in `bloomkit ... --stats`
     compound_fpr: bool = False  # estimated_fpr() is a chain's compound rate, not one table's
+    # How keys are hashed: "bloomkit" (a key is its canonical bytes, so the
+    # int 5 and its 8 bytes are one key) or "spark" (Spark's: ints as Java
+    # longs, strings and binary by their bytes, so those two differ).
+    hashing: str = "bloomkit"
 
     @property
     def cls(self) -> type:
@@ -142,6 +146,19 @@ ROWS = (
         exact_count=True,
         first_seen="_add_new_many",
         count_label="keys stored (exact)",
+    ),
+    FilterRow(
+        # Apache Spark's Bloom filter: its bytes are Spark's format, read by
+        # SparkBloomFilter.from_bytes / from_spark_bytes, not bloomkit.load.
+        "spark",
+        "bloomkit.spark_sketch",
+        "SparkBloomFilter",
+        None,
+        _spark,
+        framed=False,
+        order_free=True,
+        mergeable=True,
+        hashing="spark",
     ),
 )
 
