@@ -150,8 +150,8 @@ def main(directory: str) -> None:
 
 
 def frame_of(filter_) -> bytes:
-    """The bytes a loader reads back: Spark's own format for Spark filters, else a bloomkit frame."""
-    return filter_.to_spark_bytes() if hasattr(filter_, "to_spark_bytes") else filter_.to_bytes()
+    """The bytes a loader reads back: a bloomkit frame, or Spark's own format for the Spark row (``to_bytes``)."""
+    return filter_.to_bytes()
 
 
 if __name__ == "__main__":

@@ -168,6 +168,13 @@ def test_batch_equals_scalar_for_every_key_kind(row):
         assert many.contains_many(fresh).tolist() == [one.contains(key) for key in scalars], name
 
 
+def key_identity(row):
+    """What makes two keys the same key for a row's hashing (docs/DESIGN.md, keys)."""
+    if row.row.hashing == "spark":
+        return lambda key: (isinstance(key, int), bloomkit.canonical_bytes(key))
+    return bloomkit.canonical_bytes
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     batch=st.lists(
@@ -188,9 +195,10 @@ def test_batch_equals_sequential_scalar_model_for_any_keys(batch, seed):
         assert batched.add_many(batch).tolist() == expected, row.name
         assert batched == scalar, row.name
         assert batched.contains_many(batch).all(), row.name
-        # A key already seen earlier in the batch always reports True.
+        # A key already seen earlier in the batch always reports True (with
+        # Spark's hashing an int and its 8 bytes are two keys).
         seen = set()
-        for key, was_present in zip(map(bloomkit.canonical_bytes, batch), expected):
+        for key, was_present in zip(map(key_identity(row), batch), expected):
             assert was_present or key not in seen, row.name
             seen.add(key)
         assert row.cls.from_bytes(batched.to_bytes()).to_bytes() == batched.to_bytes()

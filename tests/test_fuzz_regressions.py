@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import bloomkit
+from bloomkit import _types
 
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
 sys.path.insert(0, str(FUZZ))
@@ -53,9 +54,9 @@ def test_regressions_are_kept():
 def test_seed_corpus_frame_round_trips(name, tmp_path):
     filter_ = make_corpus.seed_filters()[name]
     data = make_corpus.frame_of(filter_)
-    if name.startswith("spark"):
-        assert type(filter_).from_spark_bytes(data) == filter_
-        assert type(filter_).from_spark_bytes(data).to_spark_bytes() == data
+    if not _types.row_of(type(filter_)).framed:  # another system's bytes (Spark's): read by the class
+        assert type(filter_).from_bytes(data) == filter_
+        assert type(filter_).from_bytes(data).to_bytes() == data
         return
     check_input(data)
     # Keyed seeds (make_corpus.SECRET) load only with their key.

@@ -34,10 +34,7 @@ def test_rows_are_unique_and_each_names_its_class():
 
 
 def test_the_core_and_the_registry_list_the_same_framed_types():
-    export = getattr(_core, "filter_types", None)
-    if export is None:
-        pytest.skip("this core predates _core.filter_types() (cpp/include/bloomkit/filter_types.hpp)")
-    core = list(export())
+    core = list(_core.filter_types())
     assert core == sorted(core, key=lambda pair: pair[1])  # tag order
     assert core == [(row.class_name, row.tag) for row in sorted(_types.FRAMED, key=lambda row: row.tag)]
 
@@ -111,8 +108,10 @@ def test_every_type_is_in_every_derived_list():
     assert {make_golden.generic_name(_types.BY_NAME[n], v) for n, v in framed} <= set(golden)
     seeds = make_corpus.seed_filters()
     assert {make_corpus.generic_name(_types.BY_NAME[n], v) for n, v in cases} <= set(seeds)
-    # The sanitizer run includes the contract suite, which covers every row.
-    assert "test_contract.py" in (ROOT / ".ci" / "asan.sh").read_text()
+    # The sanitizer run: the contract suite (every row) and each framed row's tests/test_<name>.py.
+    asan = (ROOT / ".ci" / "asan.sh").read_text()
+    assert "test_contract.py" in asan and "_types.FRAMED" in asan
+    assert all((ROOT / "tests" / f"test_{row.name}.py").is_file() for row in _types.FRAMED)
 
 
 def test_nothing_outside_the_registry_sniffs_a_type_by_its_attributes():

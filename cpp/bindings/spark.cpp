@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "fast_methods.hpp"
 #include "guard.hpp"
 #include "keys.hpp"
 
@@ -68,6 +69,22 @@ py::array_t<int32_t> pairs_of_offsets(py::array_t<uint8_t, py::array::c_style> d
     return out;
 }
 
+using G = Guarded<SparkBloomFilter>;
+
+// The single-key methods, installed as METH_O functions (fast_methods.hpp)
+// like every other filter's: positional-only, no pybind11 dispatch.
+py::object spark_add(G& self, py::handle key) {
+    const HashPair h = pair_of(canonical_key(key), self.core.seed());
+    return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+}
+
+bool spark_contains(G& self, py::handle key) {
+    const HashPair h = pair_of(canonical_key(key), self.core.seed());
+    return self.guard.read([&] { return self.core.contains(h); });
+}
+
+py::object spark_contains_object(G& self, py::handle key) { return py::bool_(spark_contains(self, key)); }
+
 const HashPair* pair_data(const py::array_t<int32_t, py::array::c_style>& pairs) {
     if (pairs.ndim() != 2 || pairs.shape(1) != 2) throw py::value_error("hash pairs must have shape (n, 2)");
     return reinterpret_cast<const HashPair*>(pairs.data());
@@ -76,7 +93,6 @@ const HashPair* pair_data(const py::array_t<int32_t, py::array::c_style>& pairs)
 }  // namespace
 
 void bind_spark(py::module_& m) {
-    using G = Guarded<SparkBloomFilter>;
     py::class_<G> cls(m, "SparkBloomCore", "C++ core of bloomkit.SparkBloomFilter; use that class instead.");
     cls.def(py::init([](int32_t version, int32_t num_hashes, int32_t seed, uint64_t num_words) {
                 return new G(version, num_hashes, seed, num_words);
@@ -90,19 +106,11 @@ void bind_spark(py::module_& m) {
             }),
             py::arg("data"));
 
-    cls.def(
-        "add",
-        [](G& self, py::handle key) {
-            const HashPair h = pair_of(canonical_key(key), self.core.seed());
-            return self.guard.write([&] { return self.core.add(h); });
-        },
-        py::arg("key"), "Insert key; return True if it was (probably) present before.");
-    const auto contains = [](G& self, py::handle key) {
-        const HashPair h = pair_of(canonical_key(key), self.core.seed());
-        return self.guard.read([&] { return self.core.contains(h); });
-    };
-    cls.def("contains", contains, py::arg("key"), "True if key is (probably) in the filter.");
-    cls.def("__contains__", contains);
+    def_meth_o(cls, "add", meth_o<G, &spark_add>,
+               "add($self, key, /)\n--\n\nInsert key; return True if it was (probably) present before.");
+    def_meth_o(cls, "contains", meth_o<G, &spark_contains_object>,
+               "contains($self, key, /)\n--\n\nTrue if key is (probably) in the filter.");
+    def_sq_contains(cls, sq_contains<G, &spark_contains>);
     cls.def("_pairs_of_objects", [](G& self, py::handle keys) { return pairs_of_objects(keys, self.core.seed()); });
     cls.def("_pairs_of_longs", [](G& self, py::array_t<int64_t, py::array::c_style> values) {
         return pairs_of_longs(values, self.core.seed());

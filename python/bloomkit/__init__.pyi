@@ -49,6 +49,7 @@ from .cuckoo import (
 )
 from .dedup import dedup_mask as dedup_mask
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
+from .spark_sketch import SparkBloomFilter as SparkBloomFilter
 
 __version__: str
 
@@ -65,6 +66,7 @@ __all__ = [
     "FilterFullError",
     "ScalableBloomFilter",
     "SecretKeyError",
+    "SparkBloomFilter",
     "TooManyCopiesError",
     "WindowSpec",
     "bloom_capacity",

@@ -70,6 +70,10 @@ class FilterBase:
             cls.__init__ = _once(cls.__dict__["__init__"])
 
     # -- batches ---------------------------------------------------------
+    def _key_batches(self, keys) -> list:
+        """``keys`` as the batches this filter's core reads: bloomkit's key batches (bloomkit/_batch.py)."""
+        return _batch.key_batches(keys)
+
     def add_many(self, keys) -> np.ndarray:
         """Insert every key in order; return, per key, whether it was (probably) present before.
 
@@ -78,7 +82,7 @@ class FilterBase:
         ``[False, True]``. The whole batch is validated first: a bad key
         raises ``TypeError``/``ValueError`` and nothing is inserted.
         """
-        batches = _batch.key_batches(keys)
+        batches = self._key_batches(keys)
         results = [self._add_many(batch) for batch in batches]
         self._check_capacity(2)
         return results[0] if len(results) == 1 else np.concatenate(results)
@@ -94,7 +98,7 @@ class FilterBase:
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array)."""
-        for batch in _batch.key_batches(keys):
+        for batch in self._key_batches(keys):
             self._update(batch)
         self._check_capacity(2)
 
@@ -114,7 +118,7 @@ class FilterBase:
 
     def contains_many(self, keys) -> np.ndarray:
         """Per key, whether it is (probably) in the filter, as a boolean array."""
-        batches = _batch.key_batches(keys)
+        batches = self._key_batches(keys)
         results = [self._contains_many(batch) for batch in batches]
         return results[0] if len(results) == 1 else np.concatenate(results)
 

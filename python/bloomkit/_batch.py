@@ -5,6 +5,11 @@
 arrays and pandas objects into those without a per-key Python loop, so the
 key table of docs/DESIGN.md holds for them too. Everything else is passed through
 unchanged and validated in C++.
+
+What a recognised input becomes is the *reader*'s choice: ``CORE`` makes
+the batch types of ``bloomkit._core``; a filter whose core reads other
+batches (Spark's hash pairs, bloomkit/spark_sketch.py) passes its own, so
+every filter recognises the same inputs in one place.
 """
 
 from __future__ import annotations
@@ -18,7 +23,34 @@ from . import _core
 _ARROW_BINARY_WIDTH = {"string": 4, "binary": 4, "large_string": 8, "large_binary": 8}
 
 
-def key_batches(keys) -> list:
+class CoreReader:
+    """Recognised inputs as the batch types the cores of bloomkit._core read."""
+
+    @staticmethod
+    def array(values):
+        return values  # a NumPy array, read in place
+
+    @staticmethod
+    def offsets(arrow_array, data, offsets):
+        return _core.OffsetBatch(data, offsets)
+
+    @staticmethod
+    def views(arrow_array, views, buffers):
+        return _core.ViewBatch(views, buffers)
+
+    @staticmethod
+    def chunks(batches):
+        return _core.ChunkedBatch(batches)
+
+    @staticmethod
+    def other(keys):
+        return keys  # lists, tuples, iterables: walked and validated by the core
+
+
+CORE = CoreReader()
+
+
+def key_batches(keys, reader=CORE) -> list:
     """Return the list of batches (one) that ``keys`` consists of.
 
     Every batch is fully validated here or by the core's key adapter before
@@ -28,7 +60,7 @@ def key_batches(keys) -> list:
     """
     module = type(keys).__module__ or ""
     if isinstance(keys, np.ndarray):
-        return [_numpy_keys(keys)]
+        return [reader.array(_numpy_keys(keys))]
     columns = frame_columns(keys)
     if columns is not None:
         raise TypeError(
@@ -37,12 +69,12 @@ def key_batches(keys) -> list:
             + "; bloomkit.dedup_mask(frame) dedups whole rows"
         )
     if module.startswith("pyarrow"):
-        return _arrow_batches(keys)
+        return _arrow_batches(keys, reader)
     if module.startswith("pandas"):
-        return _pandas_batches(keys)
+        return _pandas_batches(keys, reader)
     if hasattr(keys, "__arrow_c_stream__") or hasattr(keys, "__arrow_c_array__"):
-        return _arrow_batches(import_arrow(keys))
-    return [keys]
+        return _arrow_batches(import_arrow(keys), reader)
+    return [reader.other(keys)]
 
 
 def frame_columns(obj) -> "list | None":
@@ -139,16 +171,16 @@ def single_batch(keys):
     return key_batches(keys)[0]
 
 
-def _chunked_batch(keys):
+def _chunked_batch(keys, reader):
     """A ChunkedArray as one batch: its only non-empty chunk, or a ``ChunkedBatch`` of every
     non-empty chunk read in place (no combined copy: the working memory of one chunk)."""
     _refuse_nulls(keys)
     chunks = [chunk for chunk in keys.chunks if len(chunk)]
     if not chunks:
-        return _arrow_batches(keys.combine_chunks())[0]  # empty: nothing to copy
+        return _arrow_batches(keys.combine_chunks(), reader)[0]  # empty: nothing to copy
     if len(chunks) == 1:
-        return _arrow_batches(chunks[0])[0]
-    return _core.ChunkedBatch([_arrow_batches(chunk)[0] for chunk in chunks])
+        return _arrow_batches(chunks[0], reader)[0]
+    return reader.chunks([_arrow_batches(chunk, reader)[0] for chunk in chunks])
 
 
 def _refuse_nulls(keys) -> None:
@@ -163,18 +195,19 @@ def _refuse_nulls(keys) -> None:
         start += len(chunk)
 
 
-def _pandas_batches(keys) -> list:
+def _pandas_batches(keys, reader) -> list:
     if _is_arrow_backed(getattr(keys, "dtype", None)) and "pyarrow" in sys.modules:
         import pyarrow as pa
 
-        return _arrow_batches(pa.array(keys.array))
+        return _arrow_batches(pa.array(keys.array), reader)
     dtype = getattr(keys, "dtype", None)
     if getattr(dtype, "tz", None) is not None:
         # tz-aware datetimes: their UTC instants (to_numpy() would give Timestamp objects).
-        return [np.asarray(keys.array.tz_convert("UTC").tz_localize(None)).astype("datetime64[ns]", copy=False)]
+        instants = np.asarray(keys.array.tz_convert("UTC").tz_localize(None)).astype("datetime64[ns]", copy=False)
+        return [reader.array(instants)]
     if hasattr(keys, "to_numpy"):
-        return [_numpy_keys(keys.to_numpy())]
-    return [keys]
+        return [reader.array(_numpy_keys(keys.to_numpy()))]
+    return [reader.other(keys)]
 
 
 def _is_arrow_backed(dtype) -> bool:
@@ -191,11 +224,11 @@ def _is_arrow_backed(dtype) -> bool:
     return getattr(dtype, "storage", None) == "pyarrow" or type(dtype).__name__ == "ArrowDtype"
 
 
-def _arrow_batches(keys) -> list:
+def _arrow_batches(keys, reader=CORE) -> list:
     import pyarrow as pa
 
     if isinstance(keys, pa.ChunkedArray):
-        return [_chunked_batch(keys)]
+        return [_chunked_batch(keys, reader)]
     if not isinstance(keys, pa.Array):
         raise TypeError(f"unsupported pyarrow key container '{type(keys).__name__}': pass an Array or ChunkedArray")
     _refuse_nulls(keys)
@@ -208,7 +241,7 @@ def _arrow_batches(keys) -> list:
                 pa.large_string() if pa.types.is_string_view(dictionary.type) else pa.large_binary()
             )
             keys = pa.DictionaryArray.from_arrays(keys.indices, dictionary)
-        return _arrow_batches(keys.dictionary_decode())
+        return _arrow_batches(keys.dictionary_decode(), reader)
     if pa.types.is_string_view(arrow_type) or pa.types.is_binary_view(arrow_type):
         # Read in place (polars' strings): the views and the data buffers they point into.
         buffers = keys.buffers()
@@ -217,7 +250,7 @@ def _arrow_batches(keys) -> list:
         data_buffers = [
             np.frombuffer(b, dtype=np.uint8) if b is not None else np.zeros(0, np.uint8) for b in buffers[2:]
         ]
-        return [_core.ViewBatch(views, data_buffers)]
+        return [reader.views(keys, views, data_buffers)]
     if (
         pa.types.is_integer(arrow_type)
         or pa.types.is_floating(arrow_type)
@@ -226,9 +259,9 @@ def _arrow_batches(keys) -> list:
     ):
         # Zero-copy views of the values buffer (no nulls, checked above);
         # float16 is widened by the core's error message, not here.
-        return [keys.to_numpy(zero_copy_only=False)]
+        return [reader.array(keys.to_numpy(zero_copy_only=False))]
     if pa.types.is_date(arrow_type):
-        return [keys.cast(pa.timestamp("s")).to_numpy(zero_copy_only=False)]
+        return [reader.array(keys.cast(pa.timestamp("s")).to_numpy(zero_copy_only=False))]
     width = _ARROW_BINARY_WIDTH.get(str(arrow_type))
     if width is None:
         raise TypeError(
@@ -241,4 +274,4 @@ def _arrow_batches(keys) -> list:
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     if len(offsets) == 0:
         offsets = np.zeros(1, dtype=offsets.dtype)
-    return [_core.OffsetBatch(data, offsets)]
+    return [reader.offsets(keys, data, offsets)]

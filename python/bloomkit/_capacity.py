@@ -38,11 +38,16 @@ class CapacityWarning(UserWarning):
 
 
 def is_over_capacity(filter_) -> bool:
+    # No target to be over: a Spark filter read from Spark's bytes (they hold no error rate).
+    if filter_.error_rate is None:
+        return False
     return filter_.estimated_fpr() > OVER_CAPACITY_FACTOR * filter_.error_rate
 
 
 def state(filter_) -> str:
     """``"within target"`` or ``"over capacity (estimated FPR 0.42 > 2 x target 0.001)"``."""
+    if filter_.error_rate is None:
+        return "no target (read without its error rate)"
     if not is_over_capacity(filter_):
         return "within target"
     return (

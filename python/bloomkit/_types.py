@@ -88,6 +88,10 @@ class FilterRow:
     first_seen: str = "_add_many"
     count_label: str = "estimated keys"  # what len() is, in `bloomkit ... --stats`
     compound_fpr: bool = False  # estimated_fpr() is a chain's compound rate, not one table's
+    # How keys are hashed: "bloomkit" (a key is its canonical bytes, so the
+    # int 5 and its 8 bytes are one key) or "spark" (Spark's: ints as Java
+    # longs, strings and binary by their bytes, so those two differ).
+    hashing: str = "bloomkit"
 
     @property
     def cls(self) -> type:
@@ -167,6 +171,19 @@ ROWS = (
         order_free=True,
         count_label="distinct keys (exact)",
     ),
+    FilterRow(
+        # Apache Spark's Bloom filter: its bytes are Spark's format, read by
+        # SparkBloomFilter.from_bytes / from_spark_bytes, not bloomkit.load.
+        "spark",
+        "bloomkit.spark_sketch",
+        "SparkBloomFilter",
+        None,
+        _spark,
+        framed=False,
+        order_free=True,
+        mergeable=True,
+        hashing="spark",
+    ),
 )
 
 BY_NAME = {row.name: row for row in ROWS}
@@ -176,13 +193,7 @@ BY_TAG = {row.tag: row for row in FRAMED}
 
 def _core_types() -> tuple:
     """(Python name, tag) of every framed type the C++ core knows, in tag order."""
-    export = getattr(_core, "filter_types", None)
-    if export is None:
-        # TRANSITIONAL FALLBACK, the only one: cores built before
-        # filter_types.hpp existed have no export; their four types are
-        # these. Removed once every build has the export.
-        return (("BloomFilter", 1), ("CountingBloomFilter", 2), ("ScalableBloomFilter", 3), ("CuckooFilter", 4))
-    return tuple(export())
+    return tuple(_core.filter_types())
 
 
 def check_core_agrees() -> None:
