@@ -131,6 +131,8 @@ TO_BYTES_SHA256 = {
     "generic-bloom-split_block": "df8665a95c20eb02e62c1140f413ab8f179c2a72e2b71c5a926055dc223c8777",
     "generic-counting": "ad4dab63808d026f5cbd36d68f0449cef543a47b8ec1e4bcf373608b15551e67",
     "generic-cuckoo": "ea1d4d28bc6f6a2f23ec83a9988e4fb2197a5b3619e8b64ff1cbfd2a42595b5f",
+    "generic-binary_fuse-16": "8c54a986f322b46cbf9f07498a4e446f16c4953446aff50ecb88f1d5fbc94af3",
+    "generic-binary_fuse-8": "fb85126aeb48ac1a352a8b6fa524e3eb63fa2776353628f04e49d7b752459f24",
     "generic-scalable-blocked512": "8b1b1415fd8f8d82cdae1ef1d3bf0948e87ca0ba6dfdb44c43b94bd4ac42dbec",
     "generic-scalable-classic": "acf84e2107d5aea980a689d4989c7622fbee4534adc7639d736d0d865973ffb6",
     "generic-scalable-split_block": "f97046a207557bf259068d125a4dd8d36c4e64f81a531592bc31c418131bdc92",
