@@ -88,6 +88,17 @@ FILTER_TYPES = [
         order_free=False,
         merges=False,
     ),
+    FilterType(
+        # A week's window on the real clock: no contract check spans a rotation,
+        # so all keys land in one generation; with 2 generations it holds n.
+        "rotating",
+        bloomkit.RotatingBloomFilter,
+        lambda n, p, seed: bloomkit.RotatingBloomFilter(n, p, window="7d", generations=2, seed=seed),
+        removes=False,
+        exact_len=False,
+        order_free=False,
+        merges=False,
+    ),
 ]
 
 

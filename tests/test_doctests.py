@@ -14,6 +14,7 @@ MODULES = [
     "bloomkit.cuckoo",
     "bloomkit.dedup",
     "bloomkit._window",
+    "bloomkit.rotating_bloom",
 ]
 
 

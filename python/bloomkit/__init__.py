@@ -18,6 +18,7 @@ from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cucko
 from .counting_bloom import CountingBloomFilter
 from .cuckoo import CuckooFilter, FilterFullError, TooManyCopiesError
 from .dedup import dedup_mask
+from .rotating_bloom import RotatingBloomFilter
 from .scalable_bloom import ScalableBloomFilter
 
 __version__ = "0.1.0"
@@ -49,6 +50,7 @@ __all__ = [
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
+    "RotatingBloomFilter",
     "ScalableBloomFilter",
     "SecretKeyError",
     "TooManyCopiesError",

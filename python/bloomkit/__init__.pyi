@@ -47,6 +47,7 @@ from .cuckoo import (
     TooManyCopiesError as TooManyCopiesError,
 )
 from .dedup import dedup_mask as dedup_mask
+from .rotating_bloom import RotatingBloomFilter as RotatingBloomFilter
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
 
 __version__: str
@@ -61,6 +62,7 @@ __all__ = [
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
+    "RotatingBloomFilter",
     "ScalableBloomFilter",
     "SecretKeyError",
     "TooManyCopiesError",

@@ -25,7 +25,8 @@
     X(Bloom, 1, "BloomFilter", bind_bloom)                          \
     X(CountingBloom, 2, "CountingBloomFilter", bind_counting_bloom) \
     X(ScalableBloom, 3, "ScalableBloomFilter", bind_scalable_bloom) \
-    X(Cuckoo, 4, "CuckooFilter", bind_cuckoo)
+    X(Cuckoo, 4, "CuckooFilter", bind_cuckoo)                       \
+    X(RotatingBloom, 5, "RotatingBloomFilter", bind_rotating_bloom)
 
 namespace bloomkit {
 

@@ -7,7 +7,7 @@ import sys
 
 import bloomkit
 
-from .. import _display
+from .. import _display, _window
 from ._errors import CliError, os_message
 
 STDOUT = "-"
@@ -50,6 +50,48 @@ def create(type_name: str, capacity: int, error_rate: float, seed: int):
             "choose a smaller --capacity or a larger --error-rate"
         )
     return construct(cls, capacity, error_rate, seed)
+
+
+def _window_spec(window, generations):
+    try:
+        return bloomkit.WindowSpec(window, generations or _window.DEFAULT_GENERATIONS)
+    except ValueError as error:
+        raise CliError(f"--window: {error}") from None
+
+
+def create_windowed(window: str, generations, capacity, error_rate: float, seed: int):
+    """A new RotatingBloomFilter for ``--window``: ``capacity`` lines per window (a line window's own count
+    by default), refused beyond the memory available like :func:`create`."""
+    spec = _window_spec(window, generations)
+    if capacity is None:
+        if spec.unit != "keys":
+            raise CliError(f"--window {window} needs --capacity: the distinct lines expected per window")
+        capacity = spec.length
+    per_generation = bloomkit.calc.bloom_params(
+        spec.generation_capacity(capacity), spec.generation_error_rate(error_rate)
+    ).nbytes
+    needed = per_generation * spec.generations
+    available = bloomkit._core.available_memory()
+    if needed > available:
+        raise CliError(
+            f"a RotatingBloomFilter for {capacity:,} keys per window at error rate {error_rate:g} needs "
+            f"{needed / 2**30:,.1f} GiB, more than the {available / 2**30:,.1f} GiB of memory available; "
+            "choose a smaller --capacity or a larger --error-rate"
+        )
+    return bloomkit.RotatingBloomFilter(capacity, error_rate, window=spec, seed=seed)
+
+
+def check_window(filter_, path: str, window: str, generations) -> None:
+    """A filter loaded for ``--window`` must be a window filter of that window."""
+    spec = _window_spec(window, generations or getattr(filter_, "generations", None))
+    current = getattr(filter_, "window", None)
+    if current is None:
+        raise CliError(f"{path}: a {type(filter_).__name__} has no window; --window needs a RotatingBloomFilter")
+    if current != spec:
+        raise CliError(
+            f"{path}: the filter's window is {current} in {current.generations} generations, not {spec} in "
+            f"{spec.generations}; drop --window or use another --filter"
+        )
 
 
 def load(path: str):
