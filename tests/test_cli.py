@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import bloomkit
-from bloomkit import _display
+from bloomkit import _display, _types
 from support import BLOOM_SUMMARY_LABELS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -434,12 +434,8 @@ def test_build_int_rejects_bad_lines_without_writing(tmp_path, text, message):
 
 
 def test_build_every_type(tmp_path):
-    names = {
-        "bloom": "BloomFilter",
-        "counting": "CountingBloomFilter",
-        "cuckoo": "CuckooFilter",
-        "scalable": "ScalableBloomFilter",
-    }
+    names = {row.name: row.class_name for row in _types.FRAMED}
+    assert {"bloom", "counting", "cuckoo", "scalable"} <= set(names)
     for cli_name, class_name in names.items():
         out = tmp_path / f"{cli_name}.bk"
         result = run_cli(
@@ -465,6 +461,29 @@ def test_build_every_type(tmp_path):
         "invalid choice",
         "'quotient'",
     )
+
+
+@pytest.mark.parametrize("row", [row for row in _types.FRAMED if row.mutable], ids=lambda row: row.name)
+def test_dedup_with_a_filter_of_every_type_stores_each_line_once_and_labels_its_count(tmp_path, row):
+    # 1,000 distinct lines, each three times: every type prints each line
+    # once and stores it once (a cuckoo filter, a multiset, through
+    # add_new_many), and --stats names len() as the type's row says.
+    state = tmp_path / "seen.bkf"
+    row.make(5000, 0.001, 1).save(state)
+    lines = [f"line-{i}".encode() for i in range(1000)]
+    result = run_cli("dedup", "--filter", state, "--stats", input=b"".join(line + b"\n" for line in lines * 3))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"".join(line + b"\n" for line in lines)
+    stats = result.stderr.decode()
+    assert re.search(rf"^\s*{re.escape(row.count_label)}\s*:?\s+[\d,]+", stats, re.M), stats
+    other_labels = {r.count_label for r in _types.ROWS} - {row.count_label}
+    assert not any(label in stats for label in other_labels), stats
+    saved = bloomkit.load(state)
+    assert saved.contains_many(lines).all()
+    if row.exact_count:
+        assert len(saved) == 1000
+    else:
+        assert abs(len(saved) - 1000) <= 30
 
 
 # ----------------------------------------------------------------- info / calc

@@ -1,8 +1,6 @@
 """CuckooFilter: sizing, membership, the victim slot, duplicates, removal, growth, format."""
 
-import ast
 import collections
-import doctest
 import math
 import pickle
 import struct
@@ -18,7 +16,6 @@ from support import (
     disjoint_random_u64,
     fmix64,
     fpr_upper_bound,
-    fuzz_corruptions,
     make_frame,
     random_strings,
     split_frame,
@@ -214,47 +211,6 @@ def test_every_width_stores_counts_and_removes_exactly(bits, bucket_size):
     # Every fingerprint is gone: the filter equals a fresh one, byte for byte.
     assert len(f) == 0 and not f.contains_many(keys).any()
     assert f == CuckooFilter(2000, fingerprint_bits=bits, bucket_size=bucket_size, seed=bits)
-
-
-def test_keys_mean_the_same_in_every_form():
-    f = CuckooFilter(100)
-    f.add(5)
-    f.add(np.uint64(5))
-    f.add_many(np.array([5], dtype=np.int32))
-    assert f.count(np.int8(5)) == 3
-    f.add("é")
-    assert f.count("é".encode()) == 1
-    assert f.count(-1) == 0
-    f.add(2**64 - 1)
-    assert f.count(-1) == 1
-
-
-def test_batch_inputs_of_every_kind_give_the_same_filter():
-    pa = pytest.importorskip("pyarrow")
-    pd = pytest.importorskip("pandas")
-    words = [f"word-{i}" for i in range(3000)]
-    reference = CuckooFilter(5000, seed=9)
-    for word in words:
-        reference.add(word)
-    inputs = [
-        words,
-        tuple(words),
-        iter(words),
-        np.array(words),
-        np.array([w.encode() for w in words]),
-        pa.array(words),
-        pa.chunked_array([words[:1000], words[1000:]], type=pa.large_string()),
-        pd.Series(words),
-    ]
-    for keys in inputs:
-        f = CuckooFilter(5000, seed=9)
-        f.update(keys)
-        assert f == reference, type(keys)
-
-
-def test_empty_filter_contains_nothing():
-    f = CuckooFilter(1000, fingerprint_bits=4)
-    assert not f.contains_many(np.arange(100_000, dtype=np.uint64)).any()
 
 
 # --- full filters and the victim slot -------------------------------------
@@ -640,42 +596,6 @@ def test_default_filter_at_capacity_meets_its_error_rate():
 # --- determinism, copies, display -----------------------------------------
 
 
-def test_same_seed_same_operations_same_bytes():
-    keys = random_strings(6000, seed=3)
-
-    def build(seed):
-        f = CuckooFilter(5000, seed=seed)
-        f.update(keys[:5000])
-        f.remove_many(keys[:100])
-        return f
-
-    assert build(1).to_bytes() == build(1).to_bytes()
-    assert build(1) != build(2)
-    # A copy or a reloaded filter continues exactly like the original.
-    a = build(1)
-    b = CuckooFilter.from_bytes(a.to_bytes())
-    c = a.copy()
-    for f in (a, b, c):
-        try:
-            f.update(keys[5000:])
-        except FilterFullError:
-            pass
-    assert a == b == c
-
-
-def test_docstring_examples_run():
-    import bloomkit.cuckoo
-
-    results = doctest.testmod(bloomkit.cuckoo)
-    assert results.failed == 0 and results.attempted >= 5
-    for function in (calc.cuckoo_params, calc.cuckoo_false_positive_rate):
-        runner = doctest.DocTestRunner()
-        for test in doctest.DocTestFinder().find(function, globs={function.__name__: function}):
-            runner.run(test)
-        results = runner.summarize(verbose=False)
-        assert results.failed == 0 and results.attempted >= 1
-
-
 def test_repr_and_html():
     f = CuckooFilter(1000, 0.001)
     f.update(range(500))
@@ -769,15 +689,18 @@ def test_documented_key_to_slot_derivation_matches_the_filter(bucket_size, bits)
     assert [_documented_lookup(data, k) for k in probes] == f.contains_many(probes).tolist()
 
 
-@pytest.mark.parametrize("kind", ["empty", "partial", "full", "grown"])
-def test_round_trips_are_byte_exact(kind, tmp_path):
+@pytest.mark.parametrize("kind", ["full", "grown"])
+def test_full_and_grown_filters_round_trip_byte_exact(kind, tmp_path):
+    # The contract suite round-trips empty and partly filled filters; these
+    # are the shapes only a cuckoo filter has (a victim slot, stages).
     if kind == "full":
         f, _, refused = refused_filter(seed=1)
         f = with_victim(f, refused)
         assert f._stages[0][3]
     else:
-        f = CuckooFilter(1000, 0.001, seed=5, auto_grow=kind == "grown")
-        f.update(range({"empty": 0, "partial": 600, "grown": 5000}[kind]))
+        f = CuckooFilter(1000, 0.001, seed=5, auto_grow=True)
+        f.update(range(5000))
+        assert f.num_stages > 1
     data = f.to_bytes()
     for g in (
         CuckooFilter.from_bytes(data),
@@ -789,16 +712,6 @@ def test_round_trips_are_byte_exact(kind, tmp_path):
     path = tmp_path / "f.bkf"
     f.save(path)
     assert CuckooFilter.load(path) == f and bloomkit.load(str(path)) == f
-
-
-def test_other_types_are_refused():
-    bloom = bloomkit.BloomFilter(100).to_bytes()
-    with pytest.raises(ValueError, match="data holds a BloomFilter, not a CuckooFilter"):
-        CuckooFilter.from_bytes(bloom)
-    with pytest.raises(ValueError, match="data holds a CuckooFilter, not a BloomFilter"):
-        bloomkit.BloomFilter.from_bytes(CuckooFilter(100).to_bytes())
-    with pytest.raises(TypeError, match="expected a bytes-like object, got 'int'"):
-        CuckooFilter.from_bytes(5)
 
 
 def sample_frame():
@@ -890,17 +803,3 @@ def test_grown_stage_count_is_validated():
     assert f.to_bytes()[PARAMS_AT + 31] == 1
     with pytest.raises(ValueError, match=r"num_stages 4 is outside \[1, 3\]"):
         CuckooFilter.from_bytes(patch(f.to_bytes(), PARAMS_AT + 31, "<B", 4))
-
-
-@pytest.mark.parametrize("frame", ["sample", "full", "grown"])
-def test_corruption_fuzzing(frame):
-    if frame == "grown":
-        f = CuckooFilter(30, 0.01, auto_grow=True, seed=8)
-        f.update(range(200))
-        assert f.num_stages > 1
-        blob = f.to_bytes()
-    else:
-        blob = sample_frame() if frame == "sample" else full_frame()
-    outcomes = ast.literal_eval(fuzz_corruptions(blob, "bloomkit.CuckooFilter.from_bytes", trials=2500).strip())
-    assert outcomes["rejected"] >= 2450 and sum(outcomes.values()) == 2500
-    fuzz_corruptions(blob, "bloomkit.load", trials=500, seed=2)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+from bloomkit import _types
 from support import fpr_upper_bound, random_strings
 
 pd = pytest.importorskip("pandas")
@@ -103,12 +104,8 @@ def test_might_contain_answers_false_for_nulls_like_isin(client):
 def test_might_contain_takes_every_filter_type(client):
     keys = list(range(0, 20_000, 2))
     probe = dd.from_pandas(pd.Series(np.arange(20_000)), npartitions=4)
-    for f in (
-        bloomkit.CuckooFilter(20_000),
-        bloomkit.CountingBloomFilter(20_000, 0.01),
-        bloomkit.ScalableBloomFilter(1000, 0.01),
-    ):
-        f.update(keys)
+    for row in _types.ROWS:
+        f = row.build(keys, 20_000)
         got = bkdask.might_contain(f, probe).compute().to_numpy()
         assert got.tolist() == f.contains_many(np.arange(20_000)).tolist(), type(f).__name__
 

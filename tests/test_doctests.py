@@ -5,17 +5,10 @@ import importlib
 
 import pytest
 
-MODULES = [
-    "bloomkit",
-    "bloomkit.calc",
-    "bloomkit.bloom",
-    "bloomkit.counting_bloom",
-    "bloomkit.scalable_bloom",
-    "bloomkit.cuckoo",
-    "bloomkit.dedup",
-    "bloomkit._window",
-    "bloomkit.rotating_bloom",
-]
+from bloomkit import _types
+
+# Every filter type's module (bloomkit/_types.py) and the modules of the package's functions.
+MODULES = ["bloomkit", "bloomkit.calc", *(row.module for row in _types.ROWS), "bloomkit.dedup", "bloomkit._window"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -223,7 +223,7 @@ def test_a_file_cut_anywhere_is_truncated_data_while_it_is_read(filt):
 def test_header_declaring_an_impossible_length_is_refused():
     header = b"\x89BKF\r\n\x1a\n" + struct.pack("<HHIQ", 1, 1, 32, U64_MAX - 10)
     with pytest.raises(ValueError, match="impossibly large"):
-        bloomkit._core.frame_length(header)
+        bloomkit._core.frame_header(header)
 
 
 def run_cli(*args):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+from bloomkit import _types
 from support import fpr_upper_bound, url_keys
 
 redis = pytest.importorskip("redis")
@@ -188,19 +189,9 @@ def test_four_processes_add_disjoint_sets_concurrently(client, redis_url):
     assert sum(fresh) > 0.98 * len(every)
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: bloomkit.BloomFilter(20_000, 0.01),
-        lambda: bloomkit.CountingBloomFilter(5000, 0.01),
-        lambda: bloomkit.ScalableBloomFilter(500, 0.01),
-        lambda: bloomkit.CuckooFilter(5000),
-    ],
-    ids=["bloom", "counting", "scalable", "cuckoo"],
-)
-def test_save_load_any_filter_type_chunked(client, make):
-    filter = make()
-    filter.update(url_keys(0, 3000))
+@pytest.mark.parametrize("row", [row for row in _types.FRAMED], ids=lambda row: row.name)
+def test_save_load_any_filter_type_chunked(client, row):
+    filter = row.build(url_keys(0, 3000), 5000)
     save(client, "user:42", filter, chunk_size=1000)
     header = client.get("user:42")
     assert b'"chunks": ' in header

@@ -11,7 +11,7 @@ import pytest
 
 import bloomkit
 from bloomkit import RotatingBloomFilter, WindowSpec
-from support import fpr_upper_bound, fuzz_corruptions, make_frame, split_frame
+from support import fpr_upper_bound, make_frame, split_frame
 
 
 class FakeClock:
@@ -223,13 +223,6 @@ def test_hostile_state_is_refused():
         RotatingBloomFilter.from_bytes(make_frame(tag, params, bytes(bad_slot)))
     with pytest.raises(ValueError):
         RotatingBloomFilter.from_bytes(make_frame(tag, params, payload[:-64]))
-
-
-def test_random_corruption_is_always_refused():
-    f = RotatingBloomFilter(800, 0.01, window="1h", clock=FakeClock())
-    f.update(range(150))
-    summary = fuzz_corruptions(f.to_bytes(), "bloomkit.RotatingBloomFilter.from_bytes", trials=1000)
-    assert "rejected" in summary
 
 
 # ---------------------------------------------------------- arguments, display

@@ -239,13 +239,38 @@ class PartsSink : public bloomkit::FrameSink {
     std::vector<Part> parts_;
 };
 
+// One count in a filter's Guarded::frame_views for as long as it lives.
+class FrameViewCount {
+  public:
+    explicit FrameViewCount(std::atomic<uint32_t>& views) : views_(&views) { ++*views_; }
+    FrameViewCount(const FrameViewCount& other) : FrameViewCount(*other.views_) {}
+    FrameViewCount& operator=(const FrameViewCount&) = delete;
+    ~FrameViewCount() { --*views_; }
+
+  private:
+    std::atomic<uint32_t>* views_;
+};
+
 // A read-only buffer over part of a filter's memory that keeps the filter
-// object alive; what the pickle's PickleBuffer wraps.
+// object alive (and so the counter it is counted in); what the pickle's
+// PickleBuffer wraps.
 struct FrameView {
     py::object owner;
     const uint8_t* data;
     size_t len;
+    FrameViewCount counted;
 };
+
+// Cores whose clear() frees part of their memory (the later stages of a
+// chain) declare `static constexpr bool kClearFreesStorage = true`. Their
+// clear() is refused while views of that memory exist, as a bytearray
+// refuses to resize while a memoryview of it exists: the alternative is a
+// pickle buffer reading freed memory.
+template <class Core, class = void>
+struct ClearFreesStorage : std::false_type {};
+template <class Core>
+struct ClearFreesStorage<Core, std::void_t<decltype(Core::kClearFreesStorage)>>
+    : std::integral_constant<bool, Core::kClearFreesStorage> {};
 
 inline void bind_frame_view(py::module_& m) {
     py::class_<FrameView>(m, "_FrameView", py::buffer_protocol())
@@ -436,7 +461,21 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         py::arg("keys"));
 
     cls.def(
-        "clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
+        "clear",
+        [](G& self) {
+            // Checked under the filter's lock: _frame_parts() counts itself
+            // before it takes the lock to record its pointers.
+            const bool refused = self.guard.write([&] {
+                if (ClearFreesStorage<Core>::value && self.frame_views.load() != 0) return true;
+                self.core.clear();
+                return false;
+            });
+            if (refused)
+                throw py::buffer_error(
+                    "cannot clear this filter while buffers of a protocol 5 pickle view its memory (clear() frees "
+                    "its grown stages); release those buffers first");
+        },
+        "Remove every key.");
     cls.def(
         "to_bytes", [](G& self) { return frame_to_bytes(self); },
         "The filter in the bloomkit binary format (docs/FORMAT.md).");
@@ -458,10 +497,14 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         py::arg("fd"), "Stream the frame to an open file descriptor (no copy of the filter in memory).");
     // The frame as pieces whose concatenation is to_bytes(): bytes for the
     // small ones, a _FrameView of the filter's memory (no copy) for each
-    // large block. Only for cores whose storage never moves or is freed
-    // while the object lives (the Python layer decides; docs/RELIABILITY.md).
+    // large block. Only for cores whose storage never moves while the object
+    // lives (the Python layer decides; docs/RELIABILITY.md); a core whose
+    // clear() frees memory refuses it while the views exist (above). The
+    // call counts itself first, so a clear() between recording the pointers
+    // and counting the views is refused too.
     cls.def("_frame_parts", [](py::object self_obj) {
         G& self = self_obj.cast<G&>();
+        const FrameViewCount recording(self.frame_views);
         PartsSink sink;
         self.guard.released_read([&] { serialize_keyed(self.core, self.hashing, sink); });
         py::list out;
@@ -469,7 +512,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             if (part.data == nullptr)
                 out.append(py::bytes(part.bytes));
             else
-                out.append(py::cast(FrameView{self_obj, part.data, part.len}));
+                out.append(py::cast(FrameView{self_obj, part.data, part.len, FrameViewCount(self.frame_views)}));
         }
         return py::tuple(out);
     });

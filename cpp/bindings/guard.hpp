@@ -13,6 +13,7 @@
 
 #include <bloomkit/keys.hpp>
 
+#include <atomic>
 #include <exception>
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>  // abi::__forced_unwind
@@ -183,6 +184,10 @@ struct Guarded {
     void set_secret(const bloomkit::SipKey& secret) { hashing = bloomkit::KeyHashing(core.seed(), secret); }
     // Single-key adds since the last capacity check (common.hpp); GIL-protected.
     uint32_t unchecked_adds = 0;
+    // Live views of the core's memory (_frame_parts(), common.hpp), plus one
+    // while _frame_parts() records them. Atomic: clear() reads it under the
+    // filter's lock, possibly without the GIL.
+    std::atomic<uint32_t> frame_views{0};
 };
 
 // The TypeError for an object made with Cls.__new__(Cls) whose __init__

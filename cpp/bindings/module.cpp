@@ -105,12 +105,15 @@ PYBIND11_MODULE(_core, m) {
         py::arg("frame"));
 
     m.def(
-        "frame_length",
+        "frame_header",
         [](py::handle header) {
             bloomkit_py::ByteBuffer buffer(header);
-            return bloomkit::declared_frame_length(buffer.data(), buffer.size());
+            const bloomkit::FrameHeader h = bloomkit::parse_header(buffer.data(), buffer.size());
+            return py::make_tuple(static_cast<int>(h.type), h.frame_length);
         },
-        py::arg("header"), "Total frame length a 24-byte header declares (ValueError if it is not a header).");
+        py::arg("header"),
+        "(type tag, total frame length) a 24-byte header declares, from the core's one header parser "
+        "(ValueError if it is not a header).");
 
     py::class_<bloomkit_py::OffsetBatch>(m, "OffsetBatch", "Keys as an Arrow-style (data, offsets) buffer pair.")
         .def(py::init<py::buffer, py::buffer>(), py::arg("data"), py::arg("offsets"))

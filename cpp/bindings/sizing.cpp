@@ -2,6 +2,8 @@
 // thin Python wrapper python/bloomkit/calc.py.
 #include <bloomkit/sizing.hpp>
 
+#include "common.hpp"
+
 #include <pybind11/pybind11.h>
 
 #include <iterator>
@@ -24,6 +26,14 @@ void bind_sizing(py::module_& m) {
         },
         py::arg("layout"), py::arg("capacity"), py::arg("error_rate"),
         "(num_bits, num_hashes, predicted error_rate) of a Bloom filter of `layout`.");
+    m.def(
+        "classic_size_with_hashes",
+        [](uint64_t capacity, double error_rate, uint32_t num_hashes) {
+            const bloomkit::BloomSize s = bloomkit::classic_size_with_hashes(capacity, error_rate, num_hashes);
+            return std::make_tuple(s.num_bits, s.num_hashes, s.error_rate);
+        },
+        py::arg("capacity"), py::arg("error_rate"), py::arg("num_hashes"),
+        "(num_bits, num_hashes, predicted error_rate) of a classic filter with `num_hashes` fixed.");
     m.def(
         "check_layout_overhead",
         [=](const std::string& layout, uint64_t capacity, double error_rate, uint64_t num_bits) {
@@ -74,6 +84,8 @@ void bind_sizing(py::module_& m) {
     m.attr("DEFAULT_COUNTER_BITS") = bloomkit::kDefaultCounterBits;
 
     py::dict limits;
+    limits["max_capacity"] = bloomkit::kMaxCapacity;
+    limits["capacity_check_interval"] = kCapacityCheckInterval;
     limits["max_hashes"] = bloomkit::kMaxHashes;
     limits["split_block_hashes"] = bloomkit::kSplitBlockHashes;
     limits["default_layout_memory_bound"] = bloomkit::kDefaultLayoutMemoryBound;

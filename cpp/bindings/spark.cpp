@@ -48,31 +48,20 @@ py::array_t<int32_t> pairs_of_longs(py::array_t<int64_t, py::array::c_style> val
     auto out = new_pairs(n);
     auto* dst = reinterpret_cast<HashPair*>(out.mutable_data());
     const int64_t* src = values.data();
-    AccessGuard::without_gil([&] {
-        for (size_t i = 0; i < n; ++i) dst[i] = spark::hash_pair_long(src[i], seed);
-    });
+    AccessGuard::without_gil([&] { spark::hash_pairs_of_longs(src, n, seed, dst); });
     return out;
 }
 
-// Arrow-style strings: `data` bytes, n + 1 monotone `offsets` into it.
+// Arrow-style strings: `data` bytes, n + 1 `offsets` into it.
 py::array_t<int32_t> pairs_of_offsets(py::array_t<uint8_t, py::array::c_style> data,
                                       py::array_t<int64_t, py::array::c_style> offsets, int32_t seed) {
     if (offsets.size() < 1) throw py::value_error("offsets must hold at least one value");
     const size_t n = static_cast<size_t>(offsets.size()) - 1;
-    const int64_t* off = offsets.data();
-    const int64_t size = static_cast<int64_t>(data.size());
     auto out = new_pairs(n);
     auto* dst = reinterpret_cast<HashPair*>(out.mutable_data());
-    const uint8_t* bytes = data.data();
-    // Each pair of offsets is read once and checked as it is used: another
-    // thread may rewrite the offsets array while this runs without the GIL.
     const size_t bad = AccessGuard::without_gil([&] {
-        for (size_t i = 0; i < n; ++i) {
-            const int64_t start = off[i], end = off[i + 1];
-            if (start < 0 || end < start || end > size) return i;
-            dst[i] = spark::hash_pair_bytes(bytes + start, static_cast<size_t>(end - start), seed);
-        }
-        return n;
+        return spark::hash_pairs_of_offsets(data.data(), static_cast<uint64_t>(data.size()), offsets.data(), n, seed,
+                                            dst);
     });
     if (bad != n)
         throw py::value_error("offsets are not monotone within the data buffer at index " + std::to_string(bad));
@@ -126,13 +115,8 @@ void bind_spark(py::module_& m) {
         const HashPair* h = pair_data(pairs);
         const size_t n = static_cast<size_t>(pairs.shape(0));
         auto result = new_bool_array(want_result ? n : 0);
-        uint8_t* out = bool_data(result);
-        self.guard.released_write([&] {
-            for (size_t i = 0; i < n; ++i) {
-                const bool present = self.core.add(h[i]);
-                if (want_result) out[i] = present;
-            }
-        });
+        uint8_t* out = want_result ? bool_data(result) : nullptr;
+        self.guard.released_write([&] { self.core.add_many(h, n, out); });
         return result;
     });
     cls.def("_contains_pairs", [](G& self, py::array_t<int32_t, py::array::c_style> pairs) {
@@ -140,9 +124,7 @@ void bind_spark(py::module_& m) {
         const size_t n = static_cast<size_t>(pairs.shape(0));
         auto result = new_bool_array(n);
         uint8_t* out = bool_data(result);
-        self.guard.released_read([&] {
-            for (size_t i = 0; i < n; ++i) out[i] = self.core.contains(h[i]);
-        });
+        self.guard.released_read([&] { self.core.contains_many(h, n, out); });
         return result;
     });
     cls.def("_union_update", [](G& self, G& other) {
@@ -159,19 +141,12 @@ void bind_spark(py::module_& m) {
         },
         "The filter as Spark's BloomFilter.writeTo writes it (readable by BloomFilter.readFrom).");
     cls.def(
-        "clear",
-        [](G& self) {
-            self.guard.write([&] {
-                self.core = SparkBloomFilter(self.core.version(), self.core.num_hashes(), self.core.seed(),
-                                             self.core.num_words());
-            });
-        },
-        "Remove every key.");
+        "clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
     cls.def_property_readonly("version", [](G& self) { return self.core.version(); });
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); });
     cls.def_property_readonly("num_bits", [](G& self) { return self.core.num_bits(); });
-    cls.def_property_readonly("nbytes", [](G& self) { return self.core.num_words() * 8; });
+    cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); });
     cls.def_property_readonly("_set_bits",
                               [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
 }

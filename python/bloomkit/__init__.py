@@ -8,18 +8,19 @@ False
 True
 """
 
-from . import _core, calc
+from . import _core, _types, calc
 from ._base import load
 from ._capacity import CapacityWarning
 from ._core import SecretKeyError, canonical_bytes
 from ._window import WindowSpec
-from .bloom import BloomFilter, estimate_intersection_size, estimate_union_size, jaccard
+from .bloom import estimate_intersection_size, estimate_union_size, jaccard
 from .calc import BloomParams, CuckooParams, bloom_capacity, bloom_params, cuckoo_params, false_positive_rate
-from .counting_bloom import CountingBloomFilter
-from .cuckoo import CuckooFilter, FilterFullError, TooManyCopiesError
+from .cuckoo import FilterFullError, TooManyCopiesError
 from .dedup import dedup_mask
-from .rotating_bloom import RotatingBloomFilter
-from .scalable_bloom import ScalableBloomFilter
+
+# Every filter class, from the one list of types (bloomkit/_types.py).
+_FILTER_CLASSES = _types.classes()
+globals().update(_FILTER_CLASSES)
 
 __version__ = "0.1.0"
 
@@ -43,15 +44,10 @@ def __getattr__(name):
 
 
 __all__ = [
-    "BloomFilter",
     "BloomParams",
     "CapacityWarning",
-    "CountingBloomFilter",
-    "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
-    "RotatingBloomFilter",
-    "ScalableBloomFilter",
     "SecretKeyError",
     "TooManyCopiesError",
     "WindowSpec",
@@ -68,3 +64,4 @@ __all__ = [
     "jaccard",
     "load",
 ]
+__all__ += list(_FILTER_CLASSES)

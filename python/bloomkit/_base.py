@@ -15,21 +15,7 @@ import pickle
 
 import numpy as np
 
-from . import _batch, _capacity, _core, _display, _io, _keyed
-
-# Type tag of the binary format (docs/FORMAT.md) -> public class.
-_REGISTRY: dict = {}
-
-
-def register(type_tag: int):
-    """Class decorator: make ``bloomkit.load`` dispatch ``type_tag`` to the class."""
-
-    def decorate(cls):
-        _REGISTRY[type_tag] = cls
-        cls._type_tag = type_tag
-        return cls
-
-    return decorate
+from . import _batch, _capacity, _core, _display, _io, _keyed, _types
 
 
 def load(path_or_bytes, *, secret_key=None):
@@ -42,13 +28,9 @@ def load(path_or_bytes, *, secret_key=None):
     or given for a filter built without one.
     """
     if isinstance(path_or_bytes, (str, os.PathLike)):
-        return _io.load_file(path_or_bytes, _REGISTRY, secret_key)
+        return _io.load_file(path_or_bytes, secret_key)
     data = _io.read_frame(path_or_bytes)
-    type_tag = _core.peek_type(data)
-    cls = _REGISTRY.get(type_tag)
-    if cls is None:
-        raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
-    return cls.from_bytes(data, secret_key=secret_key)
+    return _io.class_of_frame(data).from_bytes(data, secret_key=secret_key)
 
 
 def _once(init):
@@ -75,13 +57,11 @@ class FilterBase:
 
     __slots__ = ()
     _core_class = None  # the bloomkit._core class this filter wraps
-    _type_tag = 0
-    # What len() counts, for the command line's --stats: None for an estimate
-    # from the bits (Swamidass & Baldi), else the label of an exact count.
-    _exact_len_label = None
     # Whether a protocol 5 pickle may view the filter's memory in place:
-    # only for cores whose storage is never moved or freed while the object
-    # lives (one fixed array: Bloom, counting), and never a mapped file.
+    # only for cores whose storage never moves while the object lives and
+    # is freed only by a clear() the core refuses while views exist
+    # (Bloom, counting: one fixed array; scalable, cuckoo: stages that stay
+    # put as the chain grows), and never a mapped file.
     _pickles_in_place = False
 
     def __init_subclass__(cls, **kwargs):
@@ -106,10 +86,11 @@ class FilterBase:
     def _first_seen_many(self, batch) -> np.ndarray:
         """Deduplicating test-and-set of one validated batch: per key, whether it was (probably) seen before.
 
-        ``add_many`` for filters with set semantics; a multiset (cuckoo)
-        overrides it so that a repeated key is stored once.
+        The batch method the type's row names (bloomkit/_types.py):
+        ``_add_many`` for filters with set semantics, ``_add_new_many`` for
+        a multiset (cuckoo), so that a repeated key is stored once.
         """
-        return self._add_many(batch)
+        return getattr(self, _types.row_of(type(self)).first_seen)(batch)
 
     def update(self, keys) -> None:
         """Insert every key (like :meth:`add_many` without the result array)."""
@@ -120,7 +101,7 @@ class FilterBase:
     def _check_capacity(self, stacklevel: int = 1) -> None:
         """Warn (``CapacityWarning``, once per filter) if the filter is over capacity.
 
-        Called after batches and, from C++, every 65536 single-key adds;
+        Called after batches and, from C++, every ``SINGLE_ADD_CHECK_INTERVAL`` single-key adds;
         ``stacklevel`` counts frames from the caller of this method to the
         user's code.
         """
@@ -208,7 +189,7 @@ class FilterBase:
     def load(cls, path, *, secret_key=None):
         """Read a filter of this type saved with :meth:`save` (with its ``secret_key``, if it has one)."""
         if isinstance(path, (str, os.PathLike)):
-            return _io.load_file(path, _REGISTRY, secret_key, expected=cls)
+            return _io.load_file(path, secret_key, expected=cls)
         return cls.from_bytes(_io.read_frame(path), secret_key=secret_key)
 
     # -- comparison ------------------------------------------------------

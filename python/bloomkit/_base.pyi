@@ -1,5 +1,5 @@
 import os
-from typing import Any, Callable, ClassVar, Iterable, SupportsIndex, TypeVar, Union
+from typing import Any, Callable, ClassVar, Iterable, SupportsIndex, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -23,17 +23,11 @@ _Path: TypeAlias = Union[str, os.PathLike[str]]
 # narrows it (isinstance) or loads through the class (BloomFilter.load).
 _AnyFilter: TypeAlias = Union[BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter, RotatingBloomFilter]
 
-_T = TypeVar("_T")
-
-_REGISTRY: dict[int, type[FilterBase]]
-
-def register(type_tag: int) -> Callable[[type[_T]], type[_T]]: ...
 def load(path_or_bytes: _Path | bytes | bytearray | memoryview, *, secret_key: bytes | None = None) -> _AnyFilter: ...
 def _once(init: Callable[..., None]) -> Callable[..., None]: ...
 
 class FilterBase:
     _core_class: ClassVar[Any]
-    _type_tag: ClassVar[int]
     _pickles_in_place: ClassVar[bool]
     def __init_subclass__(cls, **kwargs: Any) -> None: ...
     def _check_capacity(self, stacklevel: int = 1) -> None: ...

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import warnings
 
+from . import _core
+
 __all__ = ["CapacityWarning", "OVER_CAPACITY_FACTOR", "SINGLE_ADD_CHECK_INTERVAL"]
 
 # Estimated FPR above this multiple of error_rate = over capacity. Twice the
@@ -27,8 +29,8 @@ __all__ = ["CapacityWarning", "OVER_CAPACITY_FACTOR", "SINGLE_ADD_CHECK_INTERVAL
 # filter it is crossed at ~1.1-1.2x capacity for error rates 1e-1..1e-6.
 OVER_CAPACITY_FACTOR = 2.0
 
-# Mirrors kCapacityCheckInterval in cpp/bindings/common.hpp.
-SINGLE_ADD_CHECK_INTERVAL = 65536
+# kCapacityCheckInterval of cpp/bindings/common.hpp, which counts the adds.
+SINGLE_ADD_CHECK_INTERVAL: int = _core.LIMITS["capacity_check_interval"]
 
 
 class CapacityWarning(UserWarning):

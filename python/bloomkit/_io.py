@@ -20,7 +20,7 @@ import os
 import stat
 import tempfile
 
-from . import _core, _keyed
+from . import _core, _keyed, _types
 
 HEADER_SIZE = 24
 _TEMP_SUFFIX = ".bloomkit-tmp"
@@ -38,13 +38,18 @@ def read_frame(path_or_bytes):
     if isinstance(path_or_bytes, (str, os.PathLike)):
         name = os.fspath(path_or_bytes)
         with open(path_or_bytes, "rb") as handle:
-            header, total = _declared_frame(handle, name)
+            header, _type_tag, total = _declared_frame(handle, name)
             return _read_rest(handle, name, header, total)
     raise TypeError(f"expected a path or bytes-like data, got {type(path_or_bytes).__name__}")
 
 
-def load_file(path, registry: dict, secret_key, expected=None):
-    """The filter saved at ``path``: of class ``expected``, or the one ``registry`` maps its type tag to.
+def class_of_frame(data) -> type:
+    """The public class of the frame ``data``, from its type tag as the core's header parser reads it."""
+    return _types.row_for_tag(_core.peek_type(data)).cls
+
+
+def load_file(path, secret_key, expected=None):
+    """The filter saved at ``path``: of class ``expected``, or the class its type tag names.
 
     A regular file is read once, straight into the filter's own storage
     (``Core(fd=...)``: cpp/include/bloomkit/frame_reader.hpp, with the
@@ -54,12 +59,8 @@ def load_file(path, registry: dict, secret_key, expected=None):
     """
     name = os.fspath(path)
     with open(path, "rb") as handle:
-        header, total = _declared_frame(handle, name)
-        # bit 15: keyed, bit 14: a mapped file open for writing (docs/FORMAT.md)
-        type_tag = int.from_bytes(header[10:12], "little") & 0x3FFF
-        cls = expected if expected is not None else registry.get(type_tag)
-        if cls is None:
-            raise ValueError(f"filter type tag {type_tag} is not available in this build of bloomkit")
+        header, type_tag, total = _declared_frame(handle, name)
+        cls = expected if expected is not None else _types.row_for_tag(type_tag).cls
         if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             instance = cls.__new__(cls)
             cls._core_class.__init__(instance, fd=handle.fileno(), key=_keyed.master_key(secret_key))
@@ -68,11 +69,11 @@ def load_file(path, registry: dict, secret_key, expected=None):
 
 
 def _declared_frame(handle, name: str) -> tuple:
-    """(header, declared frame length) of an open file, checked before any large read or allocation."""
+    """(header, type tag, declared frame length) of an open file, checked before any large read or allocation."""
     header = handle.read(HEADER_SIZE)
     # Raises ValueError for a short header, bad magic, version, type tag or
     # impossible lengths.
-    total = _core.frame_length(header)
+    type_tag, total = _core.frame_header(header)
     info = os.fstat(handle.fileno())
     if stat.S_ISREG(info.st_mode):
         if info.st_size != total:
@@ -82,7 +83,7 @@ def _declared_frame(handle, name: str) -> tuple:
             )
     elif total > _core.available_memory():
         raise ValueError(f"{name}: the header declares a {total:,}-byte filter, more than the memory available")
-    return header, total
+    return header, type_tag, total
 
 
 def _read_rest(handle, name: str, header: bytes, total: int) -> bytearray:

@@ -6,13 +6,12 @@ import numpy as np
 
 from . import _batch, _core, _keyed, _mapped, calc
 from ._algebra import SetAlgebraMixin
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import FillEstimates, estimate_cardinality
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
 
-@register(1)
 class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
 
@@ -113,11 +112,7 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         key = _keyed.master_key(secret_key)
         layout = calc.check_layout(layout)
         num_bits = calc.check_capacity(num_bits, "num_bits")
-        if isinstance(num_hashes, bool) or not hasattr(num_hashes, "__index__"):
-            raise TypeError(f"num_hashes must be an int in [1, 64], got {type(num_hashes).__name__}")
-        num_hashes = int(num_hashes.__index__())  # NumPy integers too
-        if not 1 <= num_hashes <= 64:
-            raise ValueError(f"num_hashes must be in [1, 64], got {num_hashes}")
+        num_hashes = calc.check_num_hashes(num_hashes)  # NumPy integers too
         capacity = max(1, round(num_bits * calc.LN2 / num_hashes))
         error_rate = calc.layout_false_positive_rate(layout, num_bits, capacity, num_hashes)
         error_rate = min(max(error_rate, 5e-324), 1.0 - 2**-53)

@@ -52,6 +52,14 @@ __all__ = [
     "check_capacity",
     "check_error_rate",
     "check_seed",
+    "check_num_hashes",
+    "check_counter_bits",
+    "classic_params_with_hashes",
+    "MAX_CAPACITY",
+    "MAX_HASHES",
+    "COUNTER_WIDTHS",
+    "DEFAULT_COUNTER_BITS",
+    "power_of_two",
     "check_bucket_size",
     "check_fingerprint_bits",
     "layout_false_positive_rate",
@@ -62,6 +70,12 @@ LIMITS = _core.LIMITS
 LAYOUTS = LIMITS["layouts"]
 # The default layout's memory is at most this many times the classic filter's (sizing.hpp).
 DEFAULT_LAYOUT_MEMORY_BOUND = LIMITS["default_layout_memory_bound"]
+# The core's limits (sizing.hpp), read from it: every Python check and message
+# below uses these, so a number is written once, in C++.
+MAX_CAPACITY: int = LIMITS["max_capacity"]  # capacities and bit counts are below this (2**63)
+MAX_HASHES: int = _core.MAX_HASHES
+COUNTER_WIDTHS: tuple = _core.COUNTER_WIDTHS
+DEFAULT_COUNTER_BITS: int = _core.DEFAULT_COUNTER_BITS
 
 
 class BloomParams(NamedTuple):
@@ -104,8 +118,8 @@ def check_capacity(capacity, name: str = "capacity") -> int:
     capacity = int(capacity)
     if capacity <= 0:
         raise ValueError(f"{name} must be a positive integer, got {capacity}")
-    if capacity >= 2**63:
-        raise ValueError(f"{name} must be below 2**63, got {capacity}")
+    if capacity >= MAX_CAPACITY:
+        raise ValueError(f"{name} must be below {power_of_two(MAX_CAPACITY)}, got {capacity}")
     return capacity
 
 
@@ -128,6 +142,37 @@ def check_seed(seed) -> int:
     if not (0 <= seed < 2**32):
         raise ValueError(f"seed must be in [0, 2**32), got {seed}")
     return seed
+
+
+def power_of_two(value: int) -> str:
+    """A limit that is a power of two as it reads in messages: ``2**63``."""
+    return f"2**{value.bit_length() - 1}" if value > 0 and value & (value - 1) == 0 else f"{value:,}"
+
+
+def check_num_hashes(num_hashes) -> int:
+    """Return ``num_hashes`` as an int in ``[1, MAX_HASHES]`` (NumPy integers too)."""
+    if isinstance(num_hashes, bool) or not hasattr(num_hashes, "__index__"):
+        raise TypeError(f"num_hashes must be an int in [1, {MAX_HASHES}], got {type(num_hashes).__name__}")
+    num_hashes = int(num_hashes.__index__())
+    if not 1 <= num_hashes <= MAX_HASHES:
+        raise ValueError(f"num_hashes must be in [1, {MAX_HASHES}], got {num_hashes}")
+    return num_hashes
+
+
+def _one_of(values) -> str:
+    """``(4, 8, 16)`` as ``"4, 8 or 16"``."""
+    *head, last = map(str, values)
+    return f"{', '.join(head)} or {last}" if head else last
+
+
+def check_counter_bits(counter_bits) -> int:
+    """Return ``counter_bits`` as an int in :data:`COUNTER_WIDTHS` (a counting filter's counter width)."""
+    if isinstance(counter_bits, bool) or not hasattr(counter_bits, "__index__"):
+        raise TypeError(f"counter_bits must be an int ({_one_of(COUNTER_WIDTHS)}), got {type(counter_bits).__name__}")
+    counter_bits = int(counter_bits.__index__())
+    if counter_bits not in COUNTER_WIDTHS:
+        raise ValueError(f"counter_bits must be {_one_of(COUNTER_WIDTHS)}, got {counter_bits}")
+    return counter_bits
 
 
 def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float:
@@ -214,6 +259,35 @@ def bloom_params(capacity, error_rate, layout=None) -> BloomParams:
         layout=layout,
         overhead=num_bits / classic_bits - 1.0,
         default=layout == chosen,
+    )
+
+
+def classic_params_with_hashes(capacity, error_rate, num_hashes) -> BloomParams:
+    """A classic filter for ``capacity`` keys at ``error_rate`` with ``num_hashes`` chosen, not optimal.
+
+    The fewest bits at which ``k`` hashes meet the rate,
+    ``m = ceil(-k n / ln(1 - p^(1/k)))`` (sizing.hpp); more bits than
+    :func:`bloom_params` for fewer bit operations per key (a Redis filter's
+    ``num_hashes=``).
+
+    Examples
+    --------
+    >>> classic_params_with_hashes(10**6, 0.005, 2)[:2]
+    (27272050, 2)
+    """
+    n = check_capacity(capacity)
+    p = check_error_rate(error_rate)
+    num_bits, num_hashes, predicted = _core.classic_size_with_hashes(n, p, check_num_hashes(num_hashes))
+    classic_bits = _core.layout_size("classic", n, p)[0]
+    return BloomParams(
+        num_bits=num_bits,
+        num_hashes=num_hashes,
+        bits_per_key=num_bits / n,
+        nbytes=8 * ((num_bits + 63) // 64),
+        error_rate=predicted,
+        layout="classic",
+        overhead=num_bits / classic_bits - 1.0,
+        default=False,
     )
 
 

@@ -21,6 +21,14 @@ __all__ = [
     "check_capacity",
     "check_error_rate",
     "check_seed",
+    "check_num_hashes",
+    "check_counter_bits",
+    "classic_params_with_hashes",
+    "MAX_CAPACITY",
+    "MAX_HASHES",
+    "COUNTER_WIDTHS",
+    "DEFAULT_COUNTER_BITS",
+    "power_of_two",
     "check_bucket_size",
     "check_fingerprint_bits",
     "layout_false_positive_rate",
@@ -36,6 +44,10 @@ LN2: float
 LIMITS: dict[str, Any]
 LAYOUTS: tuple[str, ...]
 DEFAULT_LAYOUT_MEMORY_BOUND: float  # 1.10
+MAX_CAPACITY: int
+MAX_HASHES: int
+DEFAULT_COUNTER_BITS: int
+COUNTER_WIDTHS: tuple[int, ...]
 CUCKOO_MIN_FINGERPRINT_BITS: int
 CUCKOO_MAX_FINGERPRINT_BITS: int
 CUCKOO_MAX_BUCKET_SIZE: int
@@ -62,6 +74,10 @@ class CuckooParams(NamedTuple):
 def check_capacity(capacity: _Count, name: str = "capacity") -> int: ...
 def check_error_rate(error_rate: float, name: str = "error_rate") -> float: ...
 def check_seed(seed: SupportsIndex) -> int: ...
+def power_of_two(value: int) -> str: ...
+def check_num_hashes(num_hashes: SupportsIndex) -> int: ...
+def check_counter_bits(counter_bits: SupportsIndex) -> int: ...
+def classic_params_with_hashes(capacity: _Count, error_rate: float, num_hashes: SupportsIndex) -> BloomParams: ...
 def check_bucket_size(bucket_size: SupportsIndex) -> int: ...
 def check_fingerprint_bits(fingerprint_bits: SupportsIndex) -> int: ...
 def false_positive_rate(num_bits: int, num_items: int, num_hashes: int) -> float: ...

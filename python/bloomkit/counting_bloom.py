@@ -4,27 +4,18 @@ from __future__ import annotations
 
 from . import _core, _keyed, calc
 from ._algebra import UnionMixin
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import FillEstimates
 from ._removal import RemovalMixin
 from .bloom import BloomFilter
 
 __all__ = ["CountingBloomFilter"]
 
-COUNTER_WIDTHS = (4, 8, 16)
+# The widths and their check are the core's (sizing.hpp, through calc).
+COUNTER_WIDTHS = calc.COUNTER_WIDTHS
+check_counter_bits = calc.check_counter_bits
 
 
-def check_counter_bits(counter_bits) -> int:
-    """Return ``counter_bits`` as an int in :data:`COUNTER_WIDTHS`."""
-    if isinstance(counter_bits, bool) or not hasattr(counter_bits, "__index__"):
-        raise TypeError(f"counter_bits must be an int (4, 8 or 16), got {type(counter_bits).__name__}")
-    counter_bits = int(counter_bits.__index__())
-    if counter_bits not in COUNTER_WIDTHS:
-        raise ValueError(f"counter_bits must be 4, 8 or 16, got {counter_bits}")
-    return counter_bits
-
-
-@register(2)
 class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _core.CountingBloomCore):
     """A Bloom filter of small counters instead of bits, so keys can be removed.
 
@@ -77,7 +68,7 @@ class CountingBloomFilter(FillEstimates, UnionMixin, RemovalMixin, FilterBase, _
     _core_class = _core.CountingBloomCore
     _pickles_in_place = True
 
-    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=4, secret_key=None):
+    def __init__(self, capacity, error_rate=0.01, *, seed=0, counter_bits=calc.DEFAULT_COUNTER_BITS, secret_key=None):
         key = _keyed.master_key(secret_key)
         params = calc.bloom_params(capacity, error_rate, "classic")
         _core.CountingBloomCore.__init__(

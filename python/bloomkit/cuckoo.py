@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _batch, _core, _keyed, calc
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._removal import RemovalMixin
 
 __all__ = ["CuckooFilter", "FilterFullError", "TooManyCopiesError", "DEFAULT_ERROR_RATE"]
@@ -18,7 +18,6 @@ TooManyCopiesError = _core.TooManyCopiesError
 DEFAULT_ERROR_RATE = 0.01
 
 
-@register(4)
 class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """A cuckoo filter: a set of fingerprints that supports deletion and counting.
 
@@ -86,11 +85,7 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
-    _exact_len_label = "keys stored (exact)"
-
-    def _first_seen_many(self, batch) -> np.ndarray:
-        # A multiset: add_many would store every repeat of a key (add_new_many stores it once).
-        return self._add_new_many(batch)
+    _pickles_in_place = True
 
     def __init__(
         self,

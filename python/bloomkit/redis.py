@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import threading
 import weakref
@@ -817,21 +816,10 @@ def _sized_geometry(capacity, error_rate, seed: int, layout, num_hashes) -> _Geo
         return _Geometry(params.num_bits, params.num_hashes, seed, int(capacity), float(error_rate), params.layout)
     if layout not in (None, "classic"):
         raise ValueError(f"num_hashes needs the classic layout (layout {layout!r} fixes where a key's bits go)")
-    if isinstance(num_hashes, bool) or not hasattr(num_hashes, "__index__"):
-        raise TypeError(f"num_hashes must be an int in [1, 64], got {type(num_hashes).__name__}")
-    k = int(num_hashes.__index__())
-    if not 1 <= k <= 64:
-        raise ValueError(f"num_hashes must be in [1, 64], got {k}")
-    n = calc.check_capacity(capacity)
-    p = calc.check_error_rate(error_rate)
-    # The fewest bits m at which k hashes meet p: (1 - e^(-kn/m))^k <= p
-    # <=> m >= -k n / ln(1 - p^(1/k)), the classic layout's model (calc).
-    num_bits = math.ceil(-k * n / math.log1p(-(p ** (1 / k))))
-    if not 0 < num_bits < 2**63:
-        raise ValueError(
-            f"capacity {n:,} at error_rate {p!r} with {k} hashes needs {num_bits:,} bits; at most 2**63 - 1"
-        )
-    return _Geometry(num_bits, k, seed, n, float(p), "classic")
+    # More bits than the optimal k needs, fewer bit operations per key (sizing.hpp).
+    params = calc.classic_params_with_hashes(capacity, error_rate, num_hashes)
+    n, p = calc.check_capacity(capacity), calc.check_error_rate(error_rate)
+    return _Geometry(params.num_bits, params.num_hashes, seed, n, p, "classic")
 
 
 def _geometry_from_meta(meta: dict, key: str) -> _Geometry:

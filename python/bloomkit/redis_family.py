@@ -48,6 +48,7 @@ per-bit ``BITFIELD_RO`` reads.
 
 from __future__ import annotations
 
+import collections
 import datetime
 import hashlib
 import json
@@ -82,140 +83,97 @@ _FOREVER = 2**52
 _TRAILER_BYTES = 16
 # One generation is one Redis string fetched whole by every lookup: members are small filters.
 _MAX_MEMBER_BITS = 2**32
-# Bit positions per script call: the script passes 4 values per position to
-# BITFIELD with unpack(), which refuses more than 8,000 (Lua's LUAI_MAXCSTACK).
-_POSITIONS_PER_CALL = 1024
+# Keys per write call: at most one rotation per call (a fresh generation
+# takes at least limit / k keys), and a bounded amount of client work.
+_KEYS_PER_CALL = 128
+# Rounds of compare-and-set before a write gives up (each round that fails was beaten by a write that succeeded).
+_MAX_ROUNDS = 1000
+# Members whose last-read generations a family keeps, to write without reading again.
+_CACHED_MEMBERS = 1024
 
-# One script for reads and writes, so the loss checks exist once.
+# One script for reads and writes, so the loss checks exist once. It moves
+# whole generations: a read returns both (one GET each, ~1.5 KB for 1,000 keys
+# at 1 %); a write is a compare-and-set of the whole current generation,
+# computed by the client from the generations it read, so the server does a
+# handful of commands whatever the number of keys or k (docs/decisions.md).
 # KEYS: parameters, current generation, previous generation, registry set.
-# ARGV: mode ("read" or "add"), member, bytes of bits, rotation limit in set
-# bits, ttl in ms (0: none), refresh (1/0), k, then for "add" the
-# positions as BITFIELD triples "GET u1 OFFSET" (Redis bit numbering).
-# "read" returns {current, previous} ('' for a missing generation); "add"
-# returns one character per key, '1' if it was present before.
+# ARGV: mode ("read" or "write"), member, bytes of bits, ttl in ms (0: none),
+# refresh (1/0); for "write": the current generation as read ('' absent, '?'
+# unknown), whether a previous one was read ('1'/'0'), the new current
+# generation, and, when the write rotated, the previous one (else '').
+# "read" returns {current, previous} ('' for a missing generation); "write"
+# returns 1 if done, else {current, previous}: the state to compute from again.
 _MEMBER_SCRIPT = b"""\
 local meta, cur, prev, reg = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if redis.call('EXISTS', meta) == 0 then return redis.error_reply('BLOOMKIT_LOST ' .. meta) end
 local mode, member = ARGV[1], ARGV[2]
-local nbytes, limit, ttl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local nbytes, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 local forever = 4503599627370496
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local trailer = nbytes * 8
-local has_cur = redis.call('EXISTS', cur) == 1
-local has_prev = redis.call('EXISTS', prev) == 1
+local now_ms = nil
+local function now()
+  if now_ms == nil then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms
+end
+local cur_s = redis.call('GET', cur)
+local prev_s = false
 local prev_until = 0
-if has_cur then
-  prev_until = redis.call('BITFIELD_RO', cur, 'GET', 'i64', trailer + 64)[1]
+if cur_s then
+  for i = nbytes + 9, nbytes + 16 do prev_until = prev_until * 256 + string.byte(cur_s, i) end
 else
   -- The current generation outlives the previous one; the registry says until when it lives.
   local until_ms = tonumber(redis.call('ZSCORE', reg, member) or '0')
-  if has_prev or until_ms > now then return redis.error_reply('BLOOMKIT_LOST ' .. cur) end
+  if redis.call('EXISTS', prev) == 1 or until_ms > now() then return redis.error_reply('BLOOMKIT_LOST ' .. cur) end
 end
-if prev_until > now and not has_prev then return redis.error_reply('BLOOMKIT_LOST ' .. prev) end
-if mode == 'read' then
-  return {redis.call('GET', cur) or '', redis.call('GET', prev) or ''}
+if prev_until ~= 0 then
+  prev_s = redis.call('GET', prev)
+  if not prev_s and prev_until > now() then return redis.error_reply('BLOOMKIT_LOST ' .. prev) end
 end
-local k = tonumber(ARGV[7])
-local nkeys = (#ARGV - 7) / (3 * k)
-local count, filled = 0, 0
-if has_cur then
-  count = redis.call('BITFIELD_RO', cur, 'GET', 'i64', trailer)[1]
-  filled = redis.call('BITCOUNT', cur, 0, nbytes - 1)
+if mode == 'read' or (cur_s or '') ~= ARGV[6] or (prev_s and '1' or '0') ~= ARGV[7] then
+  return {cur_s or '', prev_s or ''}
 end
--- A fresh current generation; the current one, if any, becomes the previous (keeping its expiry).
-local function start_generation()
-  if has_cur then
-    prev_until = redis.call('PEXPIRETIME', cur)
-    if prev_until < 0 then prev_until = forever end
-    redis.call('RENAME', cur, prev)
-    has_prev = true
-  end
-  redis.call('SETRANGE', cur, nbytes + 15, '\\0')
-  redis.call('BITFIELD', cur, 'SET', 'i64', trailer + 64, prev_until)
-  redis.call('ZREMRANGEBYSCORE', reg, '-inf', now)
+local new_cur, new_prev = ARGV[8], ARGV[9]
+local function register()
   if ttl == 0 then
     redis.call('ZADD', reg, forever, member)
   else
-    redis.call('PEXPIREAT', cur, now + ttl)
-    redis.call('ZADD', reg, now + ttl, member)
+    redis.call('PEXPIREAT', cur, now() + ttl)
+    redis.call('ZADD', reg, now() + ttl, member)
   end
-  has_cur, filled = true, 0
 end
-local function all_set(bits, first, last)
-  for j = first, last do
-    if bits[j] == 0 then return false end
-  end
-  return true
-end
-local function set_ops(keys)
-  local ops = {}
-  for _, key in ipairs(keys) do
-    for j = 0, k - 1 do
-      local n = #ops
-      ops[n + 1], ops[n + 2], ops[n + 3], ops[n + 4] = 'SET', 'u1', ARGV[10 + 3 * (key * k + j)], '1'
-    end
-  end
-  return ops
-end
-if has_cur then
-  if ttl > 0 and ARGV[6] == '1' then
-    redis.call('PEXPIREAT', cur, now + ttl)
-    redis.call('ZADD', reg, now + ttl, member)
-  end
+if new_prev ~= '' then
+  -- Rotation: the current generation, with the keys added before it, becomes the previous one (keeping its expiry).
+  prev_until = redis.call('PEXPIRETIME', cur)
+  if prev_until < 0 then prev_until = forever end
+  redis.call('RENAME', cur, prev)
+  redis.call('SETRANGE', prev, 0, new_prev)
+  local b = {}
+  for i = 8, 1, -1 do b[i] = prev_until % 256; prev_until = math.floor(prev_until / 256) end
+  redis.call('SET', cur, string.sub(new_cur, 1, nbytes + 8) .. string.char(unpack(b)))
+  register()
+elseif cur_s then
+  redis.call('SETRANGE', cur, 0, new_cur)
+  if ttl > 0 and ARGV[5] == '1' then register() end
 else
-  start_generation()
+  redis.call('SET', cur, new_cur)
+  redis.call('ZREMRANGEBYSCORE', reg, '-inf', now())
+  register()
 end
-local answers = {}
-if filled + nkeys * k <= limit then
-  -- No key of the batch can carry the generation past its limit: one BITFIELD per generation.
-  local in_prev = nil
-  if has_prev then in_prev = redis.call('BITFIELD_RO', prev, unpack(ARGV, 8)) end
-  local fresh = {}
-  for key = 0, nkeys - 1 do
-    if in_prev ~= nil and all_set(in_prev, key * k + 1, key * k + k) then
-      answers[key + 1] = '1'
-    else
-      fresh[#fresh + 1] = key
-    end
-  end
-  if #fresh > 0 then
-    local old = redis.call('BITFIELD', cur, unpack(set_ops(fresh)))
-    for i, key in ipairs(fresh) do
-      if all_set(old, (i - 1) * k + 1, i * k) then
-        answers[key + 1] = '1'
-      else
-        answers[key + 1], count = '0', count + 1
-      end
-    end
-  end
-else
-  -- Near the limit: key by key, rotating before the first key that could carry it past.
-  for key = 0, nkeys - 1 do
-    local first = 8 + 3 * key * k
-    local seen = has_prev and all_set(redis.call('BITFIELD_RO', prev, unpack(ARGV, first, first + 3 * k - 1)), 1, k)
-    if not seen and filled + k > limit then
-      start_generation()
-      seen = all_set(redis.call('BITFIELD_RO', prev, unpack(ARGV, first, first + 3 * k - 1)), 1, k)
-    end
-    if seen then
-      answers[key + 1] = '1'
-    else
-      local old = redis.call('BITFIELD', cur, unpack(set_ops({key})))
-      for j = 1, k do filled = filled + 1 - old[j] end
-      if all_set(old, 1, k) then
-        answers[key + 1] = '1'
-      else
-        answers[key + 1], count = '0', count + 1
-      end
-    end
-  end
-end
-redis.call('BITFIELD', cur, 'SET', 'i64', trailer, count)
-return table.concat(answers)
+return 1
 """
 _MEMBER_SCRIPT_SHA = hashlib.sha1(_MEMBER_SCRIPT).hexdigest().encode()
 _LOST_PREFIX = "BLOOMKIT_LOST "
+
+
+def _unpack(generation: bytes, nbytes: int) -> np.ndarray:
+    """A generation's bits, one uint8 per bit (bloomkit bit i is bit i % 8 of byte i // 8)."""
+    return np.unpackbits(np.frombuffer(generation, dtype=np.uint8, count=nbytes), bitorder="little")
+
+
+def _pack(bits: np.ndarray) -> bytes:
+    return np.packbits(bits, bitorder="little").tobytes()
 
 
 def _member_bytes(member) -> bytes:
@@ -384,14 +342,9 @@ class RedisFilterFamily:
         self.num_bits, self.num_hashes = num_bits, num_hashes
         self.nbytes = num_bits // 8
         self._limit = math.floor(meta["rotate_at"] * num_bits)
-        self._keys_per_call = max(1, min(_POSITIONS_PER_CALL, self._limit) // num_hashes)
-        self._head_args = [
-            str(self.nbytes).encode(),
-            str(self._limit).encode(),
-            str(ttl_ms).encode(),
-            b"1" if refresh else b"0",
-            str(num_hashes).encode(),
-        ]
+        self._keys_per_call = max(1, min(_KEYS_PER_CALL, self._limit // num_hashes))
+        self._head_args = [str(self.nbytes).encode(), str(ttl_ms).encode(), b"1" if refresh else b"0"]
+        self._cache = collections.OrderedDict()  # member -> (current, previous) as last read or written
 
     capacity = property(lambda self: self._meta["capacity"], doc="Keys a generation takes before it rotates.")
     error_rate = property(lambda self: self._meta["error_rate"], doc="A member's false-positive rate bound.")
@@ -415,11 +368,8 @@ class RedisFilterFamily:
         registry = zlib.crc32(member) % self._meta["registry_sets"]
         return [prefix, prefix + b":c:" + member, prefix + b":p:" + member, b"%s:r:%d" % (prefix, registry)]
 
-    def _command(self, mode: bytes, member: bytes, positions=None) -> bytes:
-        head = [b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", *self._keys(member), mode, member, *self._head_args]
-        if positions is None:
-            return _resp(*head)
-        return _core.redis_bitfield(head, b"GET", b"", positions, 0)
+    def _command(self, mode: bytes, member: bytes, *write) -> bytes:
+        return _resp(b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", *self._keys(member), mode, member, *self._head_args, *write)
 
     def _lost(self, member: bytes, gone: str) -> FilterLostError:
         return FilterLostError(
@@ -456,37 +406,132 @@ class RedisFilterFamily:
         """Insert each pair's keys into its member; per pair, per key, whether it was (probably) present before.
 
         Pairs and keys are applied in order (a key added twice answers
-        False, then True; a member may appear in several pairs), all in one
-        round trip; each member's test-and-set is atomic in Redis.
+        False, then True; a member may appear in several pairs). Each write
+        is a compare-and-set of the member's current generation against the
+        one the answers were computed from (read by this family's last
+        ``contains_many`` of the member, or fetched by the write itself):
+        one round trip when nobody else wrote the member in between, one
+        more per write that beat it. So each member's answers and count are
+        exactly those of one process adding the keys in some order.
         """
         prepared = self._pairs(pairs)
-        packed, members, plan = [], [], []
-        step = self._keys_per_call
+        calls, answers = [], []
         for member, positions in prepared:
-            calls = 0
-            for first in range(0, len(positions), step):
-                packed.append(self._command(b"add", member, positions[first : first + step].ravel()))
-                members.append(member)
-                calls += 1
-            plan.append((len(positions), calls))
-        replies = self._run(packed, members) if packed else []
-        answers, index = [], 0
-        for count, calls in plan:
-            parts = replies[index : index + calls]
-            index += calls
-            answers.append(self._answers(parts, count, members[index - 1] if calls else b""))
-        return answers
+            answers.append(np.zeros(len(positions), dtype=bool))
+            for first in range(0, len(positions), self._keys_per_call):
+                calls.append((member, positions[first : first + self._keys_per_call], len(answers) - 1, first))
+        pending = list(range(len(calls)))
+        for _round in range(_MAX_ROUNDS):
+            if not pending:
+                return answers
+            packed, plan, projected = [], [], {}
+            for index in pending:
+                member, positions, _pair, _first = calls[index]
+                state = projected[member] if member in projected else self._cache.get(member)
+                if state is None:  # not known: the write answers with the state
+                    packed.append(self._command(b"write", member, b"?", b"0", b"", b""))
+                    plan.append((index, None, None))
+                    projected[member] = None
+                    continue
+                found, current, previous, rotated = self._test_and_set(state, positions)
+                packed.append(
+                    self._command(
+                        b"write", member, state[0], b"1" if state[1] else b"0", current, previous if rotated else b""
+                    )
+                )
+                # Rotated: Redis writes the previous generation's expiry into the current one, so its bytes are not known here.
+                after = None if rotated else (current, previous)
+                plan.append((index, found, after))
+                projected[member] = after
+            replies = self._run(packed, [calls[index][0] for index, _, _ in plan])
+            pending, failed = [], set()
+            for (index, found, after), reply in zip(plan, replies):
+                member, _positions, pair, first = calls[index]
+                if member in failed:
+                    pending.append(index)
+                elif reply == 1 and found is not None:
+                    answers[pair][first : first + len(found)] = found
+                    self._remember(member, after)
+                else:
+                    self._remember(member, self._state(reply, member))
+                    failed.add(member)
+                    pending.append(index)
+        raise RuntimeError(
+            f"RedisFilterFamily {self.prefix!r}: a member kept changing under {_MAX_ROUNDS} rounds of writes"
+        )
 
-    def _answers(self, parts: list, count: int, member: bytes) -> np.ndarray:
-        if any(type(part) is not bytes for part in parts):
-            raise RedisReplyError(f"RedisFilterFamily {self.prefix!r}: Redis answered {parts!r:.120} to an add")
-        joined = b"".join(parts)
-        if len(joined) != count or joined.translate(None, b"01"):
-            raise RedisReplyError(
-                f"RedisFilterFamily {self.prefix!r}, member {member!r}: Redis answered {len(joined)} characters "
-                f"other than 0/1 to an add of {count} keys"
-            )
-        return np.frombuffer(joined, dtype=np.uint8) == ord("1")
+    def _remember(self, member: bytes, state) -> None:
+        self._cache[member] = state
+        self._cache.move_to_end(member)
+        if len(self._cache) > _CACHED_MEMBERS:
+            self._cache.popitem(last=False)
+
+    def _test_and_set(self, state: tuple, positions: np.ndarray) -> tuple:
+        """Add the keys to the generations ``state`` here: (answers, current, previous, rotated).
+
+        Sequential like a local filter: a key is present if all its bits are
+        in the previous generation, or were set in the current one before it
+        (by the state or by an earlier key of the batch). Before a key that
+        could carry the current generation past its limit, the current one
+        becomes the previous one (at most once per call, _KEYS_PER_CALL).
+        """
+        nbytes, k = self.nbytes, self.num_hashes
+        current, previous = state
+        bits = np.zeros(8 * nbytes, dtype=np.uint8) if not current else _unpack(current, nbytes)
+        count = int.from_bytes(current[nbytes : nbytes + 8], "big") if current else 0
+        trailer_rest = current[nbytes + 8 :] if current else bytes(8)
+        old = _unpack(previous, nbytes) if previous else None
+        filled = int.from_bytes(current[:nbytes], "little").bit_count() if current else 0
+        found = np.zeros(len(positions), dtype=bool)
+        rotated = False
+        start = 0
+        if filled + len(positions) * k > self._limit:  # a rotation may fall in this call: key by key
+            for i, key_positions in enumerate(positions):
+                if old is not None and old[key_positions].all():
+                    found[i] = True
+                    continue
+                if filled + k > self._limit:
+                    previous = _pack(bits) + count.to_bytes(8, "big") + trailer_rest
+                    old, bits, filled, rotated = bits, np.zeros_like(bits), 0, True
+                    start = i
+                    break
+                before = bits[key_positions]
+                found[i] = before.all()
+                filled += len(np.unique(key_positions[before == 0]))
+                bits[key_positions] = 1
+                count += not found[i]
+            else:
+                start = len(positions)
+        if start < len(positions):
+            rest = positions[start:]
+            in_previous = old[rest].all(axis=1) if old is not None else np.zeros(len(rest), dtype=bool)
+            fresh = rest if old is None else rest[~in_previous]
+            flat = fresh.ravel()
+            key_of = np.repeat(np.arange(len(fresh), dtype=np.int32), k)
+            # A bit was set before a key if the state had it or an earlier key of the batch set it first.
+            setter = np.empty(len(bits), dtype=np.int32)
+            setter[flat] = len(fresh)
+            np.minimum.at(setter, flat, key_of)
+            present = (bits[flat].astype(bool) | (setter[flat] < key_of)).reshape(len(fresh), k).all(axis=1)
+            bits[flat] = 1
+            count += int((~present).sum())
+            answers = np.ones(len(rest), dtype=bool)
+            answers[~in_previous] = present
+            found[start:] = answers
+        current = _pack(bits) + count.to_bytes(8, "big") + (bytes(8) if rotated else trailer_rest)
+        return found, current, previous or b"", rotated
+
+    def _state(self, reply, member: bytes) -> tuple:
+        """(current, previous) from a read reply, checked against the family's geometry."""
+        if type(reply) is not list or len(reply) != 2 or any(type(g) is not bytes for g in reply):
+            raise RedisReplyError(f"RedisFilterFamily {self.prefix!r}: Redis answered {reply!r:.120} to a read")
+        for generation in reply:
+            if generation and len(generation) != self.nbytes + _TRAILER_BYTES:
+                raise RedisReplyError(
+                    f"RedisFilterFamily {self.prefix!r}, member {member!r}: a generation is {len(generation):,} "
+                    f"bytes, the family's parameters say {self.nbytes + _TRAILER_BYTES:,}"
+                )
+        return tuple(reply)
 
     def update(self, pairs) -> None:
         """Insert each pair's keys into its member (``add_many`` without the answers)."""
@@ -495,18 +540,10 @@ class RedisFilterFamily:
     def _read(self, members: list) -> list:
         """[(current, previous)] generation bytes (b"" if absent) of each member, one round trip, checked."""
         replies = self._run([self._command(b"read", member) for member in members], members)
-        generations = []
-        for member, reply in zip(members, replies):
-            if type(reply) is not list or len(reply) != 2 or any(type(g) is not bytes for g in reply):
-                raise RedisReplyError(f"RedisFilterFamily {self.prefix!r}: Redis answered {reply!r:.120} to a read")
-            for generation in reply:
-                if generation and len(generation) != self.nbytes + _TRAILER_BYTES:
-                    raise RedisReplyError(
-                        f"RedisFilterFamily {self.prefix!r}, member {member!r}: a generation is {len(generation):,} "
-                        f"bytes, the family's parameters say {self.nbytes + _TRAILER_BYTES:,}"
-                    )
-            generations.append(tuple(reply))
-        return generations
+        states = [self._state(reply, member) for member, reply in zip(members, replies)]
+        for member, state in zip(members, states):
+            self._remember(member, state)
+        return states
 
     def contains_many(self, pairs) -> list:
         """Per pair, per key, whether it is (probably) in its member (current or previous generation).
@@ -520,13 +557,9 @@ class RedisFilterFamily:
 
     def _probe(self, generations: tuple, positions: np.ndarray) -> np.ndarray:
         found = np.zeros(len(positions), dtype=bool)
-        if not len(positions):
-            return found
-        byte, bit = positions >> np.uint64(3), (positions & np.uint64(7)).astype(np.uint8)
         for generation in generations:
-            if generation:
-                bits = np.frombuffer(generation, dtype=np.uint8, count=self.nbytes)
-                found |= ((bits[byte] >> bit) & 1).all(axis=1).astype(bool)
+            if generation and len(positions):
+                found |= _unpack(generation, self.nbytes)[positions].all(axis=1).astype(bool)
         return found
 
     def counts(self, members) -> list:

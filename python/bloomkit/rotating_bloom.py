@@ -6,7 +6,7 @@ import time
 from typing import NamedTuple
 
 from . import _core, _keyed, calc
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import fill_false_positive_rate
 from ._window import DEFAULT_GENERATIONS, WindowSpec
 
@@ -21,7 +21,6 @@ class GenerationInfo(NamedTuple):
     fill_ratio: float
 
 
-@register(5)
 class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
     """Sliding-window membership: a key is remembered for the last ``window``.
 
@@ -80,7 +79,6 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
     """
 
     _core_class = _core.RotatingBloomCore
-    _exact_len_label = "keys in the window (exact)"
     _over_capacity_advice = "create it with a larger capacity (keys per window) or a shorter window"
     _clock = staticmethod(time.time)
 

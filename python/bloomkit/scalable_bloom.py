@@ -7,7 +7,7 @@ import numbers
 from typing import NamedTuple
 
 from . import _core, _keyed, calc
-from ._base import FilterBase, register
+from ._base import FilterBase
 from ._fill import fill_false_positive_rate
 
 __all__ = ["ScalableBloomFilter", "SliceInfo"]
@@ -35,7 +35,6 @@ def check_growth(growth) -> float:
     return growth
 
 
-@register(3)
 class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """A Bloom filter that grows as keys arrive (Almeida et al., 2007).
 
@@ -92,7 +91,7 @@ class ScalableBloomFilter(FilterBase, _core.ScalableBloomCore):
     """
 
     _core_class = _core.ScalableBloomCore
-    _exact_len_label = "keys inserted as new (exact)"
+    _pickles_in_place = True
     _over_capacity_advice = "the chain cannot grow further (at most 64 hashes per slice)"
 
     def __init__(

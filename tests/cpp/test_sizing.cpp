@@ -6,6 +6,7 @@
 #include <bloomkit/sizing.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "helpers.hpp"
@@ -215,4 +216,33 @@ TEST_CASE("cuckoo_max_capacity is the largest capacity within 2**48 buckets") {
         CHECK(cuckoo_num_buckets(n + 1, b) > kCuckooMaxBuckets);
     }
     CHECK(static_cast<double>(cuckoo_max_capacity(4)) == doctest::Approx(std::ldexp(4.0 * 0.93, 48)).epsilon(1e-4));
+}
+
+TEST_CASE("classic sizing with a chosen k: the fewest bits at which k hashes meet the rate") {
+    for (const double p : {0.5, 0.01, 0.005, 1e-6}) {
+        for (uint32_t k = 1; k <= 8; ++k) {
+            CAPTURE(p);
+            CAPTURE(k);
+            const BloomSize s = classic_size_with_hashes(1000000, p, k);
+            CHECK(s.num_hashes == k);
+            CHECK(s.error_rate == classic_false_positive_rate(static_cast<double>(s.num_bits), 1e6, k));
+            CHECK(s.error_rate <= p * (1 + 1e-12));
+            CHECK(classic_false_positive_rate(static_cast<double>(s.num_bits - 1), 1e6, k) > p * (1 - 1e-12));
+        }
+    }
+    // The bits a Redis filter of (1e6, 0.5 %, k = 2) has stored since before the core sized it.
+    CHECK(classic_size_with_hashes(1000000, 0.005, 2).num_bits == 27272050);
+    CHECK_THROWS_WITH_AS(classic_size_with_hashes(10, 0.01, 0),
+                         ("num_hashes must be in [1, " + std::to_string(kMaxHashes) + "], got 0").c_str(),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(classic_size_with_hashes(10, 0.01, kMaxHashes + 1), doctest::Contains("num_hashes"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(classic_size_with_hashes(uint64_t{1} << 62, 1e-12, 1),
+                         doctest::Contains("with 1 hashes needs"), std::invalid_argument);
+}
+
+TEST_CASE("counter widths: the messages list kCounterWidths") {
+    CHECK(counter_widths_text() == "4, 8 or 16");
+    for (uint32_t width = 0; width <= 64; ++width)
+        CHECK(valid_counter_width(width) == (width == 4 || width == 8 || width == 16));
 }

@@ -1,6 +1,10 @@
 """Regenerate the golden files of tests/golden/ (run only for a deliberate format change).
 
-Usage: python tests/golden/make_golden.py VERSION_DIRECTORY
+Usage: python tests/golden/make_golden.py VERSION_DIRECTORY [--add-missing]
+
+``--add-missing`` writes only the golden filters the directory does not
+have yet (a newly registered type's ``generic-*`` files) and adds them to
+its manifest, leaving every existing file as it is.
 
 Each golden filter is built from fixed keys and seeds; next to the frame
 goes a manifest of what it must answer: its parameters, and for 2,000
@@ -19,6 +23,7 @@ import sys
 from pathlib import Path
 
 import bloomkit
+from bloomkit import _types
 
 PARAMETERS = (
     "capacity",
@@ -44,7 +49,7 @@ def inserted_keys(count: int) -> list:
     return [f"key-{i}" for i in range(count // 2)] + list(range(count - count // 2))
 
 
-LAYOUTS = ("classic", "blocked512", "split_block")
+LAYOUTS = _types.BLOOM_LAYOUTS
 # Keyed golden filters (docs/FORMAT.md, "Keyed frames") and their secret keys,
 # which are test vectors here, not secrets.
 SECRETS = {
@@ -53,14 +58,26 @@ SECRETS = {
 }
 
 
-def golden_filters() -> dict:
-    """Name -> (filter, keys inserted). Every layout is passed explicitly: the
-    golden files must not move when the default layout changes."""
+def generic_name(row, variant) -> str:
+    """The name of the golden file of a registered type in one variant."""
+    return f"generic-{row.name}" + (f"-{variant}" if variant is not None else "")
+
+
+def generic_filters() -> dict:
+    """One golden filter per framed type of the registry (bloomkit/_types.py) and variant, built alike."""
     filters = {}
-    for layout in LAYOUTS:
-        bloom = bloomkit.BloomFilter(500, 0.01, seed=12345, layout=layout)
-        bloom.update(inserted_keys(500))
-        filters[f"bloom-{layout}"] = (bloom, 500)
+    for row in _types.FRAMED:
+        for variant in row.variants or (None,):
+            filters[generic_name(row, variant)] = (row.build(inserted_keys(500), 500, 0.01, 12345, variant), 500)
+    return filters
+
+
+def golden_filters() -> dict:
+    """Name -> (filter, keys inserted): every registered type (``generic_filters``) and the
+    shapes only one type has. Every layout is passed explicitly: the golden
+    files must not move when the default layout changes."""
+    # generic-bloom-<layout> is the filter bloom-<layout> of earlier versions' directories.
+    filters = generic_filters()
     for bits in (4, 8, 16):
         counting = bloomkit.CountingBloomFilter(300, 0.02, seed=bits, counter_bits=bits)
         counting.update(inserted_keys(300))
@@ -105,16 +122,19 @@ def manifest(filter_, count: int, frame: bytes, secret: bytes = b"") -> dict:
     return entry
 
 
-def main(directory: str) -> None:
+def main(directory: str, add_missing: bool = False) -> None:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    manifests = {}
+    manifest_path = out / "manifest.json"
+    manifests = json.loads(manifest_path.read_text()) if add_missing and manifest_path.exists() else {}
     for name, (filter_, count) in golden_filters().items():
+        if add_missing and name in manifests:
+            continue
         frame = filter_.to_bytes()
         (out / f"{name}.bkf").write_bytes(frame)
         manifests[name] = manifest(filter_, count, frame, SECRETS.get(name, b""))
-    (out / "manifest.json").write_text(json.dumps(manifests, indent=1, sort_keys=True) + "\n")
+    manifest_path.write_text(json.dumps(manifests, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], add_missing="--add-missing" in sys.argv[2:])

@@ -140,7 +140,8 @@ class CounterArray {
                               : 4),
           max_(static_cast<uint32_t>((uint64_t(1) << width) - 1)) {
         if (!valid_width(width))
-            throw std::invalid_argument("counter_bits must be 4, 8 or 16, got " + std::to_string(width));
+            throw std::invalid_argument("counter_bits must be " + counter_widths_text() + ", got " +
+                                        std::to_string(width));
         words_.assign(check_allocation(words_for(num_counters, width), sizeof(uint64_t), "counter array"), 0);
     }
 

@@ -201,7 +201,7 @@ class CountingBloomFilter {
         const BloomGeometry geometry = BloomGeometry::read(params, Layout::Classic);
         const uint32_t counter_bits = params.u32("counter_bits");
         if (!CounterArray::valid_width(counter_bits))
-            throw FormatError("invalid stored parameters: counter_bits must be 4, 8 or 16, got " +
+            throw FormatError("invalid stored parameters: counter_bits must be " + counter_widths_text() + ", got " +
                               std::to_string(counter_bits));
         if (params.u32("reserved") != 0) throw FormatError("invalid stored parameters: reserved field is not zero");
         params.expect_end("params");

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuckoo_table.hpp"
@@ -369,7 +370,11 @@ class CuckooFilter {
             [&](size_t j) { visit(j, probes[j]); });
     }
 
-    // Empties the filter and drops every grown stage.
+    // Empties the filter and drops every grown stage: the only call that
+    // frees a table's memory (a new stage moves the others, keeping each
+    // table where it is, so views of them stay valid; cpp/bindings/common.hpp).
+    static_assert(std::is_nothrow_move_constructible<CuckooTable>::value, "growth must move stages, not copy them");
+    static constexpr bool kClearFreesStorage = true;
     void clear() {
         stages_.erase(stages_.begin() + 1, stages_.end());
         stages_.front().clear();

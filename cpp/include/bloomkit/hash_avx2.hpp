@@ -13,7 +13,7 @@
 // of the vector pipes, slower than four scalar hashes (6.1 against 5.2
 // ns/key), so the gain is in running both at once: IntegerKeys hashes four
 // keys of each step here and the rest on the scalar multiplier
-// (keys.hpp, for_each_hash; the balance and the figures are there).
+// (integer_hash_schedule.hpp; the balance and the figures are there).
 #pragma once
 
 #include <cstdint>

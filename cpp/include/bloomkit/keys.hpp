@@ -29,8 +29,9 @@
 #include <vector>
 
 #include "hash.hpp"
-#include "hash_avx2.hpp"
+#include "integer_hash_schedule.hpp"
 #include "platform.hpp"
+#include "simd.hpp"
 #include "siphash.hpp"
 
 namespace bloomkit {
@@ -47,15 +48,6 @@ struct SipHasher {
     SipKey key;
     Hash128 bytes(const uint8_t* data, size_t len) const { return siphash24_128(key, data, len); }
     Hash128 integer(uint64_t value) const { return siphash24_128_u64(key, value); }
-};
-
-// What the caller of for_each_hash does with each digest. A source that
-// shares the hashing between the vector units and the scalar multiplier
-// (IntegerKeys with AVX2) leaves more keys to the multiplier when the
-// caller does not use it too.
-enum class DigestUse : uint8_t {
-    Probed,  // the caller derives the key's block and probe seed (multiplies)
-    Stored,  // the caller only stores the digest (hash_range)
 };
 
 // A strided array of integers of any width; each element is the integer key
@@ -86,88 +78,19 @@ class IntegerKeys {
     // multiplies) already keep busy; it cost a two-thread insert of 1e7 keys
     // 7.2 -> 6.7 ns/key (docs/decisions.md, "Batches on two cores").
     // With AVX2 active most keys are hashed on the vector units instead
-    // (hash_avx2.hpp): the same digests, in the same order.
+    // (integer_hash_schedule.hpp): the same digests, in the same order.
     template <DigestUse Use = DigestUse::Probed, class Each>
     void for_each_hash(size_t first, size_t count, uint32_t seed, Each& each) const {
         const uint8_t* item = base_ + static_cast<ptrdiff_t>(first) * stride_;
 #if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
-        constexpr size_t kScalarKeys = Use == DigestUse::Probed ? 1 : 3;
-        if (simd::active_level() == simd::Level::Avx2) return for_each_hash_avx2<kScalarKeys>(item, count, seed, each);
+        if (simd::active_level() == simd::Level::Avx2)
+            return integer_hash_schedule::for_each_hash<Use>(
+                item, count, stride_, seed, [](const uint8_t* p) { return load(p); }, each);
 #endif
         for (size_t j = 0; j < count; ++j, item += stride_) each(j, murmur3_x64_128_u64(load(item), seed));
     }
 
   private:
-#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
-    // Steps of 4 + ScalarKeys keys: four hashed on the vector units, the
-    // rest on the scalar multiplier, which the caller's per-key work also
-    // uses. Balancing the two: a vector hash of four keys keeps the vector
-    // multiplier busy ~60 cycles (Zen 1), a scalar hash ~12 cycles per key
-    // and a split_block key's block and probe seed ~6 more. So a caller
-    // that probes the digest (the insert ring) gets one scalar key a step,
-    // one that stores it (hash_range) three. Measured, 64 Ki keys in L1
-    // (ns/key, scalar loop against this one): digest, block and probe seed
-    // 7.6 -> 4.8 (ScalarKeys 1; 3: 5.0), digest stored 5.0 -> 3.4
-    // (ScalarKeys 3; 1: 5.1).
-    //
-    // Software-pipelined: the vector hash of the next step's four keys is
-    // issued before this step's calls, which use the digests the step
-    // before made, so its long dependency chain runs beside the scalar
-    // work instead of holding it up. Without that (the same calls in the
-    // same order after the hash of their own step) it gained nothing:
-    // 7.4 against 7.7 ns/key. The body has no branch, and the next step's
-    // digests go through memory across the back edge: handed over in
-    // registers, the compiler read them out with vector extracts, which
-    // compete with the hash for the vector pipes (7.2 ns/key).
-    template <size_t ScalarKeys, class Each>
-    BLOOMKIT_TARGET_AVX2 void for_each_hash_avx2(const uint8_t* item, size_t count, uint32_t seed, Each& each) const {
-        constexpr size_t kStep = 4 + ScalarKeys;
-        const ptrdiff_t step_bytes = static_cast<ptrdiff_t>(kStep) * stride_;
-        size_t j = 0;
-        if (count >= kStep) {
-            alignas(32) uint64_t low[4];  // the digests of this step's four vector keys
-            alignas(32) uint64_t high[4];
-            hash_four_into(item, seed, low, high);
-            for (; j + 2 * kStep <= count; j += kStep, item += step_bytes) {
-                __m256i next_low;
-                __m256i next_high;
-                simd::murmur3_x64_128_u64_x4(load_four(item + step_bytes), seed, next_low, next_high);
-                call_step<ScalarKeys>(j, item, seed, low, high, each);
-                _mm256_store_si256(reinterpret_cast<__m256i*>(low), next_low);
-                _mm256_store_si256(reinterpret_cast<__m256i*>(high), next_high);
-            }
-            call_step<ScalarKeys>(j, item, seed, low, high, each);
-            j += kStep;
-            item += step_bytes;
-        }
-        for (; j < count; ++j, item += stride_) each(j, murmur3_x64_128_u64(load(item), seed));
-    }
-
-    template <size_t ScalarKeys, class Each>
-    BLOOMKIT_TARGET_AVX2 BLOOMKIT_ALWAYS_INLINE void call_step(size_t j, const uint8_t* item, uint32_t seed,
-                                                               const uint64_t* low, const uint64_t* high,
-                                                               Each& each) const {
-        for (size_t lane = 0; lane < 4; ++lane) each(j + lane, Hash128{low[lane], high[lane]});
-        for (size_t k = 4; k < 4 + ScalarKeys; ++k)
-            each(j + k, murmur3_x64_128_u64(load(item + static_cast<ptrdiff_t>(k) * stride_), seed));
-    }
-
-    BLOOMKIT_TARGET_AVX2 void hash_four_into(const uint8_t* item, uint32_t seed, uint64_t* low, uint64_t* high) const {
-        __m256i h1;
-        __m256i h2;
-        simd::murmur3_x64_128_u64_x4(load_four(item), seed, h1, h2);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(low), h1);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(high), h2);
-    }
-
-    // The keys at item and the next three strides, key i in lane i.
-    BLOOMKIT_TARGET_AVX2 BLOOMKIT_ALWAYS_INLINE __m256i load_four(const uint8_t* item) const {
-        return _mm256_set_epi64x(static_cast<long long>(load(item + 3 * stride_)),
-                                 static_cast<long long>(load(item + 2 * stride_)),
-                                 static_cast<long long>(load(item + stride_)), static_cast<long long>(load(item)));
-    }
-#endif
-
     static uint64_t load(const uint8_t* item) {
         Int v;
         std::memcpy(&v, item, sizeof v);

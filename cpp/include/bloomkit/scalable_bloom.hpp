@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bloom.hpp"
@@ -123,6 +124,12 @@ class ScalableBloomFilter {
         BloomFilter filter;
         uint64_t count;
     };
+    // A new slice moves the others (std::vector growth); a move keeps each
+    // slice's bit array where it is, so views of it (a protocol 5 pickle's
+    // buffers, cpp/bindings/common.hpp) stay valid. Only clear() frees
+    // memory, the slices after the first: kClearFreesStorage.
+    static_assert(std::is_nothrow_move_constructible<Slice>::value, "growth must move slices, not copy them");
+    static constexpr bool kClearFreesStorage = true;
 
     explicit ScalableBloomFilter(const ScalableParams& params) : params_(params) {
         params_.validate();

@@ -61,6 +61,14 @@ constexpr bool valid_counter_width(uint32_t width) {
     return false;
 }
 constexpr uint32_t kDefaultCounterBits = 4;
+// The widths as messages list them: "4, 8 or 16".
+inline std::string counter_widths_text() {
+    std::string text;
+    const size_t count = sizeof(kCounterWidths) / sizeof(kCounterWidths[0]);
+    for (size_t i = 0; i < count; ++i)
+        text += (i == 0 ? "" : i + 1 == count ? " or " : ", ") + std::to_string(kCounterWidths[i]);
+    return text;
+}
 // Cuckoo: b = 1 reaches only ~50 % load and fails early at any size.
 constexpr unsigned kCuckooMinBucketSize = 2;
 constexpr unsigned kCuckooMaxBucketSize = 8;
@@ -288,6 +296,29 @@ inline BloomSize classic_size(uint64_t capacity, double error_rate) {
     const uint32_t k = classic_optimal_hashes(num_bits, capacity);
     check_hash_count(k, error_rate);
     return {num_bits, k, classic_false_positive_rate(static_cast<double>(num_bits), n, k)};
+}
+
+// Classic sizing with k chosen by the caller instead of the optimal k (a Redis
+// filter trades bits for server work, which is proportional to k): the fewest
+// bits m at which k hashes meet p, (1 - e^(-kn/m))^k <= p, i.e.
+// m >= -k n / ln(1 - p^(1/k)) (classic_false_positive_rate's model).
+inline BloomSize classic_size_with_hashes(uint64_t capacity, double error_rate, uint32_t num_hashes) {
+    check_sizing_request(capacity, error_rate);
+    if (num_hashes < 1 || num_hashes > kMaxHashes)
+        throw std::invalid_argument("num_hashes must be in [1, " + std::to_string(kMaxHashes) + "], got " +
+                                    std::to_string(num_hashes));
+    const double n = static_cast<double>(capacity);
+    const double k = static_cast<double>(num_hashes);
+    const double bits = std::ceil(-k * n / std::log1p(-std::pow(error_rate, 1.0 / k)));
+    if (!(bits < 9223372036854775808.0)) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.0f", bits);
+        throw std::invalid_argument("capacity " + detail::with_commas(std::to_string(capacity)) + " at error_rate " +
+                                    detail::format_repr(error_rate) + " with " + std::to_string(num_hashes) +
+                                    " hashes needs " + detail::with_commas(text) + " bits; at most 2**63 - 1");
+    }
+    const uint64_t num_bits = bits < 1.0 ? 1 : static_cast<uint64_t>(bits);
+    return {num_bits, num_hashes, classic_false_positive_rate(static_cast<double>(num_bits), n, num_hashes)};
 }
 
 // The fewest blocks of `layout` (with k hashes) meeting `error_rate` at

@@ -20,6 +20,8 @@
 //   [V2: int seed], int numWords, numWords longs.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -88,6 +90,30 @@ inline HashPair hash_pair_bytes(const uint8_t* data, size_t length, int32_t seed
     return {h1, hash_bytes(data, length, h1)};
 }
 
+// The hash pairs of a batch, the loops the bindings run with the GIL
+// released over a NumPy int64 array or Arrow-style strings.
+
+// Java longs: out[i] = hash_pair_long(values[i], seed).
+inline void hash_pairs_of_longs(const int64_t* values, size_t count, int32_t seed, HashPair* out) {
+    for (size_t i = 0; i < count; ++i) out[i] = hash_pair_long(values[i], seed);
+}
+
+// Strings as Arrow lays them out: key i is bytes [offsets[i], offsets[i+1])
+// of `data` (`data_size` bytes). Each pair of offsets is read once and
+// checked as it is used, since the caller's buffers may change while this
+// runs (another Python thread, the GIL released). Returns `count`, or the
+// index of the first key whose offsets are not monotone within the data
+// (out[i] is written only for the keys before it).
+inline size_t hash_pairs_of_offsets(const uint8_t* data, uint64_t data_size, const int64_t* offsets, size_t count,
+                                    int32_t seed, HashPair* out) {
+    for (size_t i = 0; i < count; ++i) {
+        const int64_t start = offsets[i], end = offsets[i + 1];
+        if (start < 0 || end < start || static_cast<uint64_t>(end) > data_size) return i;
+        out[i] = hash_pair_bytes(data + start, static_cast<size_t>(end - start), seed);
+    }
+    return count;
+}
+
 // Bounds on what a serialized filter may claim. Spark's own limits: numWords
 // is a positive Java int. k is not bounded by Spark (create(1, 2^20 bits)
 // gives k = 726,817); a key costs k probes, so a loaded k is capped to keep a
@@ -154,6 +180,22 @@ class SparkBloomFilter {
         for_each_position(h, [&](uint64_t bit) { present &= (words_[bit >> 6] >> (bit & 63)) & 1; });
         return present;
     }
+
+    // add() of each pair; out[i] (when out is not null) is add's result.
+    void add_many(const HashPair* pairs, size_t count, uint8_t* out) {
+        for (size_t i = 0; i < count; ++i) {
+            const bool present = add(pairs[i]);
+            if (out != nullptr) out[i] = present;
+        }
+    }
+
+    void contains_many(const HashPair* pairs, size_t count, uint8_t* out) const {
+        for (size_t i = 0; i < count; ++i) out[i] = contains(pairs[i]);
+    }
+
+    void clear() { std::fill(words_.begin(), words_.end(), uint64_t(0)); }
+
+    uint64_t nbytes() const { return words_.size() * 8; }
 
     void union_with(const SparkBloomFilter& other) {
         if (!(version_ == other.version_ && num_hashes_ == other.num_hashes_ && seed_ == other.seed_ &&

@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 
+from .. import calc
 from . import _errors
 
 DEFAULT_BLOCK_SIZE = 4 * 2**20
@@ -36,8 +37,8 @@ def count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value) or not value.is_integer() or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}")
-    if value >= 2**63:
-        raise argparse.ArgumentTypeError(f"must be below 2**63, got {text!r}")
+    if value >= calc.MAX_CAPACITY:
+        raise argparse.ArgumentTypeError(f"must be below {calc.power_of_two(calc.MAX_CAPACITY)}, got {text!r}")
     return int(value)
 
 

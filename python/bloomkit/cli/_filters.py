@@ -7,49 +7,28 @@ import sys
 
 import bloomkit
 
-from .. import _display, _window
+from .. import _display, _types, _window
 from ._errors import CliError, os_message
 
 STDOUT = "-"
 
-# CLI name -> (class, how the CLI's capacity / error rate / seed map to it).
-_TYPES = {
-    "bloom": (bloomkit.BloomFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
-    "counting": (bloomkit.CountingBloomFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
-    "cuckoo": (bloomkit.CuckooFilter, lambda cls, n, p, s: cls(n, p, seed=s)),
-    "scalable": (bloomkit.ScalableBloomFilter, lambda cls, n, p, s: cls(initial_capacity=n, error_rate=p, seed=s)),
-}
-
-TYPE_NAMES = list(_TYPES)
-
-
-def _predicted_nbytes(type_name: str, capacity: int, error_rate: float) -> int:
-    """Bytes the new filter's storage takes (the first slice for scalable)."""
-    if type_name == "cuckoo":
-        return bloomkit.calc.cuckoo_params(capacity, error_rate).nbytes
-    bloom_bytes = bloomkit.calc.bloom_params(capacity, error_rate).nbytes
-    if type_name == "counting":
-        return bloom_bytes * 4  # the CLI's counting filters use 4-bit counters
-    return bloom_bytes
+# The types `--type` offers: every type whose files bloomkit.load reads back
+# (bloomkit/_types.py), by its row name.
+TYPE_NAMES = [row.name for row in _types.FRAMED]
 
 
 def create(type_name: str, capacity: int, error_rate: float, seed: int):
     """A new, empty filter; refuses sizes beyond the memory still available instead of swapping to death.
 
-    The comparison is with the memory the system can still give this
-    process (MemAvailable + free swap, or a container's cgroup limit), not
-    with the machine's total RAM.
+    The core compares every large allocation with the memory the system can
+    still give this process (MemAvailable + free swap, or a container's
+    cgroup limit; cpp/include/bloomkit/memory.hpp) before making it.
     """
-    cls, construct = _TYPES[type_name]
-    needed = _predicted_nbytes(type_name, capacity, error_rate)
-    available = bloomkit._core.available_memory()
-    if needed > available:
-        raise CliError(
-            f"a {cls.__name__} for {capacity:,} keys at error rate {error_rate:g} needs "
-            f"{needed / 2**30:,.1f} GiB, more than the {available / 2**30:,.1f} GiB of memory available; "
-            "choose a smaller --capacity or a larger --error-rate"
-        )
-    return construct(cls, capacity, error_rate, seed)
+    row = _types.BY_NAME[type_name]
+    try:
+        return row.make(capacity, error_rate, seed)
+    except MemoryError as error:
+        raise CliError(f"a {row.class_name} for {capacity:,} keys at error rate {error_rate:g}: {error}") from None
 
 
 def _window_spec(window, generations):
@@ -60,25 +39,19 @@ def _window_spec(window, generations):
 
 
 def create_windowed(window: str, generations, capacity, error_rate: float, seed: int):
-    """A new RotatingBloomFilter for ``--window``: ``capacity`` lines per window (a line window's own count
-    by default), refused beyond the memory available like :func:`create`."""
+    """A new RotatingBloomFilter for ``--window``: ``capacity`` lines per window (a line window's own
+    count by default); memory is checked by the core, as for :func:`create`."""
     spec = _window_spec(window, generations)
     if capacity is None:
         if spec.unit != "keys":
             raise CliError(f"--window {window} needs --capacity: the distinct lines expected per window")
         capacity = spec.length
-    per_generation = bloomkit.calc.bloom_params(
-        spec.generation_capacity(capacity), spec.generation_error_rate(error_rate)
-    ).nbytes
-    needed = per_generation * spec.generations
-    available = bloomkit._core.available_memory()
-    if needed > available:
+    try:
+        return bloomkit.RotatingBloomFilter(capacity, error_rate, window=spec, seed=seed)
+    except MemoryError as error:
         raise CliError(
-            f"a RotatingBloomFilter for {capacity:,} keys per window at error rate {error_rate:g} needs "
-            f"{needed / 2**30:,.1f} GiB, more than the {available / 2**30:,.1f} GiB of memory available; "
-            "choose a smaller --capacity or a larger --error-rate"
-        )
-    return bloomkit.RotatingBloomFilter(capacity, error_rate, window=spec, seed=seed)
+            f"a RotatingBloomFilter for {capacity:,} keys per window at error rate {error_rate:g}: {error}"
+        ) from None
 
 
 def check_window(filter_, path: str, window: str, generations) -> None:
@@ -160,12 +133,13 @@ def health_rows(filter_) -> list:
     value = fill(filter_)
     if value is not None:
         rows.append(("filter fill", f"{value:.4f}"))
-    rows.append((filter_._exact_len_label or "estimated keys", f"{len(filter_):,}"))
+    row = _types.row_of(type(filter_))
+    rows.append((row.count_label, f"{len(filter_):,}"))
     fpr = current_fpr(filter_)
     if fpr is not None:
         # The current rate next to the target: a scalable filter's compound
         # rate is far below its bound early on, and that is the point.
-        kind = "compound " if hasattr(filter_, "num_slices") else ""
+        kind = "compound " if row.compound_fpr else ""
         rows.append(("estimated FPR", f"{_display.format_value(fpr)} ({kind}now; target {filter_.error_rate:g})"))
     rows.append(("state", filter_._display_rows()["state"]))
     return rows

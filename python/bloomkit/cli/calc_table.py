@@ -129,11 +129,12 @@ def _solve(args, nbytes_of) -> "tuple[int, float] | None":
 
 
 def _cuckoo_unsupported(capacity, bucket_size) -> "dict | None":
-    """The cuckoo column marked unsupported when ``capacity`` is past the cuckoo filter's 2**48 buckets."""
+    """The cuckoo column marked unsupported when ``capacity`` is past the cuckoo filter's most buckets."""
     limit = calc.cuckoo_max_capacity(bucket_size)
     if capacity is None or capacity <= limit:
         return None
-    reason = f"capacity above the cuckoo filter's limit of {limit:,} keys (2**48 buckets of {bucket_size})"
+    buckets = calc.power_of_two(calc.CUCKOO_MAX_BUCKETS)
+    reason = f"capacity above the cuckoo filter's limit of {limit:,} keys ({buckets} buckets of {bucket_size})"
     return {"filter": "CuckooFilter", "unsupported": reason}
 
 

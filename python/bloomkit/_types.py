@@ -1,0 +1,224 @@
+"""The filter types: one row per type, and every list of types derived from it.
+
+Each row says where the public class lives, its type tag in the binary
+format (docs/FORMAT.md; ``None`` for a type whose bytes are another
+system's format), what it can do (the capability flags), its variants and
+how to build one. ``bloomkit.load``, the ``bloomkit`` command, the package
+exports and the test tables (contract suite, doctests, golden files, fuzz
+corpus) all read these rows, so a new type is one row here plus its module
+(docs/ARCHITECTURE.md, "Adding a filter type").
+
+The C++ core has the same list for its framed types
+(cpp/include/bloomkit/filter_types.hpp, exported as
+``_core.filter_types()``); importing this module checks that both say the
+same (Python name, tag) pairs, so the two lists cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import _core
+
+
+def _bloom(cls, capacity, error_rate, seed, variant):
+    return cls(capacity, error_rate, seed=seed, layout=variant)
+
+
+def _counting(cls, capacity, error_rate, seed, variant):
+    return cls(capacity, error_rate, seed=seed)
+
+
+def _scalable(cls, capacity, error_rate, seed, variant):
+    return cls(initial_capacity=capacity, error_rate=error_rate, seed=seed, layout=variant)
+
+
+def _cuckoo(cls, capacity, error_rate, seed, variant):
+    return cls(capacity, error_rate, seed=seed)
+
+
+def _rotating(cls, capacity, error_rate, seed, variant):
+    # A window of 10**18 keys in 2 generations: one generation sized for
+    # `capacity` that never rotates and reads no clock, so a built filter is
+    # the same bytes whenever it is built (golden files) and keeps every key
+    # (the contract); forgetting is tests/test_rotating.py's.
+    return cls(capacity, error_rate, window=10**18, generations=2, seed=seed, layout=variant)
+
+
+def _spark(cls, capacity, error_rate, seed, variant):
+    return cls(capacity, error_rate, seed=seed)
+
+
+# The layouts of the Bloom family (cpp/include/bloomkit/layouts.hpp).
+BLOOM_LAYOUTS = ("classic", "blocked512", "split_block")
+
+
+@dataclass(frozen=True)
+class FilterRow:
+    """One filter type: its class, tag, capabilities, variants and factory."""
+
+    name: str  # the command line's --type value and the test ids
+    module: str  # where the class lives, imported on first use
+    class_name: str  # the public class (and the core list's Python name)
+    tag: "int | None"  # type tag of its frames; None when its bytes are not a bloomkit frame
+    # factory(cls, capacity, error_rate, seed, variant): an empty filter for
+    # `capacity` distinct keys at `error_rate` (variant None: the class's
+    # default); a frozen type's factory also takes keys= and builds from them.
+    factory: Callable[..., Any] = field(repr=False)
+    variants: tuple = ()  # values of the factory's `variant` the contract suite runs over
+    mutable: bool = True  # add / update allowed (a frozen type is built once)
+    removable: bool = False  # remove / discard / count / remove_many (all or nothing)
+    # len() is exactly the keys added (a scalable filter's exact count of keys
+    # inserted as new misses the new keys that were false positives).
+    exact_count: bool = False
+    growable: bool = False  # keeps its error rate past `capacity` by growing
+    mappable: bool = False  # open() maps a file (read, write, create)
+    windowed: bool = False  # forgets keys older than a window
+    framed: bool = True  # to_bytes() is a docs/FORMAT.md frame, loadable by bloomkit.load
+    order_free: bool = False  # the same keys in any order give byte-equal filters
+    mergeable: bool = False  # union / | with a compatible filter of the same type
+    # The batch method that is the deduplicating test-and-set (first sight of
+    # a key -> False, stored once): _add_many for sets, _add_new_many for a
+    # multiset that would otherwise store every repeat.
+    first_seen: str = "_add_many"
+    count_label: str = "estimated keys"  # what len() is, in `bloomkit ... --stats`
+    compound_fpr: bool = False  # estimated_fpr() is a chain's compound rate, not one table's
+
+    @property
+    def cls(self) -> type:
+        return getattr(importlib.import_module(self.module), self.class_name)
+
+    def make(self, capacity, error_rate=0.01, seed=0, variant=None):
+        """An empty filter of this type (``variant``: one of ``variants``, or None for the default)."""
+        if variant is not None and variant not in self.variants:
+            raise ValueError(f"{self.class_name} has no variant {variant!r} (variants: {self.variants})")
+        return self.factory(self.cls, capacity, error_rate, seed, variant)
+
+    def build(self, keys, capacity, error_rate=0.01, seed=0, variant=None):
+        """A filter of this type holding ``keys``: made and updated, or, for a frozen type, built from them."""
+        if variant is not None and variant not in self.variants:
+            raise ValueError(f"{self.class_name} has no variant {variant!r} (variants: {self.variants})")
+        if not self.mutable:
+            return self.factory(self.cls, capacity, error_rate, seed, variant, keys=keys)
+        filter_ = self.factory(self.cls, capacity, error_rate, seed, variant)
+        filter_.update(keys)
+        return filter_
+
+
+ROWS = (
+    FilterRow(
+        "bloom",
+        "bloomkit.bloom",
+        "BloomFilter",
+        1,
+        _bloom,
+        variants=BLOOM_LAYOUTS,
+        mappable=True,
+        order_free=True,
+        mergeable=True,
+    ),
+    FilterRow(
+        "counting",
+        "bloomkit.counting_bloom",
+        "CountingBloomFilter",
+        2,
+        _counting,
+        removable=True,
+        order_free=True,
+        mergeable=True,
+    ),
+    FilterRow(
+        "scalable",
+        "bloomkit.scalable_bloom",
+        "ScalableBloomFilter",
+        3,
+        _scalable,
+        variants=BLOOM_LAYOUTS,
+        growable=True,
+        count_label="keys inserted as new (exact)",
+        compound_fpr=True,
+    ),
+    FilterRow(
+        "cuckoo",
+        "bloomkit.cuckoo",
+        "CuckooFilter",
+        4,
+        _cuckoo,
+        removable=True,
+        exact_count=True,
+        first_seen="_add_new_many",
+        count_label="keys stored (exact)",
+    ),
+    FilterRow(
+        "rotating",
+        "bloomkit.rotating_bloom",
+        "RotatingBloomFilter",
+        5,
+        _rotating,
+        variants=BLOOM_LAYOUTS,
+        windowed=True,
+        count_label="keys in the window (exact)",
+        compound_fpr=True,
+    ),
+)
+
+BY_NAME = {row.name: row for row in ROWS}
+FRAMED = tuple(row for row in ROWS if row.framed)
+BY_TAG = {row.tag: row for row in FRAMED}
+
+
+def _core_types() -> tuple:
+    """(Python name, tag) of every framed type the C++ core knows, in tag order."""
+    export = getattr(_core, "filter_types", None)
+    if export is None:
+        # TRANSITIONAL FALLBACK, the only one: cores built before
+        # filter_types.hpp existed have no export; their four types are
+        # these. Removed once every build has the export.
+        return (("BloomFilter", 1), ("CountingBloomFilter", 2), ("ScalableBloomFilter", 3), ("CuckooFilter", 4))
+    return tuple(export())
+
+
+def check_core_agrees() -> None:
+    """Raise ImportError unless the core's type list and the framed rows name the same (class, tag) pairs."""
+    core = set(_core_types())
+    here = {(row.class_name, int(row.tag or 0)) for row in FRAMED}
+    if core != here:
+        raise ImportError(
+            "bloomkit's filter type lists disagree: the C++ core (_core.filter_types()) has "
+            f"{sorted(core - here, key=_by_tag)} that python/bloomkit/_types.py lacks, and "
+            f"_types.py has {sorted(here - core, key=_by_tag)} that the core lacks"
+        )
+
+
+def _by_tag(pair: tuple) -> int:
+    return int(pair[1])
+
+
+def row_for_tag(tag: int) -> FilterRow:
+    """The framed row of ``tag``; ValueError when this build has no such type."""
+    row = BY_TAG.get(tag)
+    if row is None:
+        raise ValueError(f"filter type tag {tag} is not available in this build of bloomkit")
+    return row
+
+
+_BY_CLASS = {(row.module, row.class_name): row for row in ROWS}
+
+
+def row_of(cls: type) -> FilterRow:
+    """The row of a filter class (or of a subclass of one); TypeError if it is not a bloomkit filter."""
+    for klass in cls.__mro__:
+        row = _BY_CLASS.get((klass.__module__, klass.__name__))
+        if row is not None:
+            return row
+    raise TypeError(f"{cls.__name__} is not a bloomkit filter type")
+
+
+def classes() -> dict:
+    """Public class name -> class, for every row (what ``bloomkit`` exports)."""
+    return {row.class_name: row.cls for row in ROWS}
+
+
+check_core_agrees()

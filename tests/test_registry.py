@@ -1,0 +1,121 @@
+"""The filter-type registry (bloomkit/_types.py) and every list derived from it.
+
+A registered type missing from any derived list, or a core whose type list
+(``_core.filter_types()``) disagrees with the registry, fails here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import bloomkit
+from bloomkit import _core, _types
+from bloomkit.cli import _filters
+from support import FILTER_CASES, FILTER_TYPES
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW_IDS = [pytest.param(row, id=row.name) for row in _types.ROWS]
+
+
+def test_rows_are_unique_and_each_names_its_class():
+    assert len({row.name for row in _types.ROWS}) == len(_types.ROWS)
+    assert len({row.class_name for row in _types.ROWS}) == len(_types.ROWS)
+    tags = [row.tag for row in _types.FRAMED]
+    assert len(set(tags)) == len(tags) and all(isinstance(tag, int) and 0 < tag < 2**14 for tag in tags)
+    assert all(row.tag is None for row in _types.ROWS if not row.framed)
+    for row in _types.ROWS:
+        assert (row.cls.__module__, row.cls.__name__) == (row.module, row.class_name)
+        assert _types.row_of(row.cls) is row
+
+
+def test_the_core_and_the_registry_list_the_same_framed_types():
+    export = getattr(_core, "filter_types", None)
+    if export is None:
+        pytest.skip("this core predates _core.filter_types() (cpp/include/bloomkit/filter_types.hpp)")
+    core = list(export())
+    assert core == sorted(core, key=lambda pair: pair[1])  # tag order
+    assert core == [(row.class_name, row.tag) for row in sorted(_types.FRAMED, key=lambda row: row.tag)]
+
+
+def test_a_disagreeing_core_is_an_import_error(monkeypatch):
+    real = _types._core_types()
+    monkeypatch.setattr(_types, "_core_types", lambda: (*real, ("QuotientFilter", 9)))
+    with pytest.raises(ImportError, match=r"the C\+\+ core .* has \[\('QuotientFilter', 9\)\] that python/bloomkit/"):
+        _types.check_core_agrees()
+    monkeypatch.setattr(_types, "_core_types", lambda: real[1:])
+    first = _types.FRAMED[0]
+    with pytest.raises(ImportError, match=re.escape(f"_types.py has [{(first.class_name, first.tag)!r}]")):
+        _types.check_core_agrees()
+
+
+@pytest.mark.parametrize("row", ROW_IDS)
+def test_capability_flags_match_the_class(row):
+    cls = row.cls
+    assert callable(getattr(cls, "add", None)) and callable(getattr(cls, "contains", None))
+    for method in ("remove", "discard", "count", "remove_many"):
+        assert hasattr(cls, method) == row.removable, method
+    assert hasattr(cls, "open") == row.mappable
+    assert hasattr(cls, "union") == row.mergeable
+    assert callable(getattr(cls, row.first_seen))
+    for variant in row.variants or (None,):
+        f = row.build(["a", "b"], 100, 0.01, 1, variant)
+        assert type(f) is cls and f.contains_many(["a", "b"]).all()
+    with pytest.raises(ValueError, match=f"{row.class_name} has no variant 'no-such-variant'"):
+        row.make(100, 0.01, 0, "no-such-variant")
+
+
+def test_load_dispatches_every_framed_tag_through_the_registry(tmp_path):
+    for row in _types.FRAMED:
+        frame = row.build(["x"], 100).to_bytes()
+        path = tmp_path / f"{row.name}.bkf"
+        path.write_bytes(frame)
+        assert type(bloomkit.load(frame)) is row.cls and type(bloomkit.load(path)) is row.cls
+    with pytest.raises(ValueError, match="filter type tag 9 is not available in this build of bloomkit"):
+        _types.row_for_tag(9)
+
+
+def test_every_type_is_in_every_derived_list():
+    names = {row.name for row in _types.ROWS}
+    classes = {row.class_name for row in _types.ROWS}
+    # The package exports (runtime and stub).
+    assert classes <= set(bloomkit.__all__)
+    assert all(getattr(bloomkit, row.class_name) is row.cls for row in _types.ROWS)
+    stub = (ROOT / "python" / "bloomkit" / "__init__.pyi").read_text()
+    assert classes <= set(re.findall(r'"(\w+)"', stub[stub.index("__all__") :]))
+    # The command line offers every type bloomkit.load reads back.
+    assert _filters.TYPE_NAMES == [row.name for row in _types.FRAMED]
+    # The contract suite's cases: every type in every variant.
+    assert {case.row.name for case in FILTER_CASES} == names == {case.row.name for case in FILTER_TYPES}
+    for row in _types.ROWS:
+        assert {case.variant for case in FILTER_CASES if case.row is row} == set(row.variants or (None,))
+    # Doctests, golden files and the fuzz corpus.
+    import test_doctests
+
+    assert {row.module for row in _types.ROWS} <= set(test_doctests.MODULES)
+    sys.path.insert(0, str(ROOT / "tests" / "golden"))
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    try:
+        import make_corpus
+        import make_golden
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "golden"))
+        sys.path.remove(str(ROOT / "fuzz"))
+    cases = {(row.name, variant) for row in _types.ROWS for variant in row.variants or (None,)}
+    framed = {(row.name, variant) for row in _types.FRAMED for variant in row.variants or (None,)}
+    golden = make_golden.golden_filters()
+    assert {make_golden.generic_name(_types.BY_NAME[n], v) for n, v in framed} <= set(golden)
+    seeds = make_corpus.seed_filters()
+    assert {make_corpus.generic_name(_types.BY_NAME[n], v) for n, v in cases} <= set(seeds)
+    # The sanitizer run includes the contract suite, which covers every row.
+    assert "test_contract.py" in (ROOT / ".ci" / "asan.sh").read_text()
+
+
+def test_nothing_outside_the_registry_sniffs_a_type_by_its_attributes():
+    # The CLI reads labels and the dedup method from the rows, never hasattr().
+    source = inspect.getsource(_filters)
+    assert "hasattr" not in source and "_exact_len_label" not in source
