@@ -86,6 +86,8 @@ def growable(cls, capacity: int, first_slice: int | None = None):
         return cls(first_slice or capacity, 0.01)
     if cls is bloomkit.CuckooFilter:
         return cls(capacity, 0.01, auto_grow=True)
+    if cls is bloomkit.RotatingBloomFilter:
+        return _types.BY_NAME["rotating"].make(capacity, 0.01)  # a window that never rotates
     return cls(capacity, 0.01)
 
 

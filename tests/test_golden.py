@@ -141,6 +141,9 @@ TO_BYTES_SHA256 = {
     "scalable-grown-blocked512": "ace129f289406fb067f4075fa61d2fd4d3f1c31ff206af92acccd82b95d8b0cf",
     "scalable-grown-classic": "d045519f39271a6baa1bea6dbf7d2bf3b3f10c4329a82c329fbb737aafbc42dc",
     "scalable-grown-split_block": "9faa735d59bb71e757e534f05caf4134547159c09e92a197a81b1d40c1f24d4e",
+    "generic-rotating-blocked512": "a2ce9e2dc9dfdf852261e0ebd8726d2dde663dfbc6455d8ce7182fb5ed81e726",
+    "generic-rotating-classic": "e09e5db04e8efb1fe6ff11b3f0b866ef7f81dc1d5812ab1c15ad5bf0402987b6",
+    "generic-rotating-split_block": "cc8654e84a9395ba1df272e7d773b3bac6fd3a3903570277cc8561c4272b8507",
 }
 
 

@@ -215,13 +215,15 @@ PYBIND11_MODULE(_core, m) {
         "(bloomkit/filter_types.hpp).");
 
     bloomkit_py::bind_frame_view(m);
+    // Sizing and windows first: a filter's bindings may take a WindowSpec,
+    // whose Python name their signatures show only once it is bound.
+    bloomkit_py::bind_sizing(m);
+    bloomkit_py::bind_window(m);
 #define BLOOMKIT_CALL_BIND(Enum, tag, name, bind) bloomkit_py::bind(m);
     BLOOMKIT_FILTER_TYPES(BLOOMKIT_CALL_BIND)
 #undef BLOOMKIT_CALL_BIND
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
-    bloomkit_py::bind_sizing(m);
-    bloomkit_py::bind_window(m);
 
     // Last, once every function exists (text_signature.hpp).
     bloomkit_py::add_text_signatures(m);

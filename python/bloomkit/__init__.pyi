@@ -48,6 +48,7 @@ from .cuckoo import (
     TooManyCopiesError as TooManyCopiesError,
 )
 from .dedup import dedup_mask as dedup_mask
+from .rotating_bloom import RotatingBloomFilter as RotatingBloomFilter
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
 from .spark_sketch import SparkBloomFilter as SparkBloomFilter
 
@@ -64,6 +65,7 @@ __all__ = [
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
+    "RotatingBloomFilter",
     "ScalableBloomFilter",
     "SecretKeyError",
     "SparkBloomFilter",

@@ -9,6 +9,7 @@ from .binary_fuse import BinaryFuseFilter
 from .bloom import BloomFilter
 from .counting_bloom import CountingBloomFilter
 from .cuckoo import CuckooFilter
+from .rotating_bloom import RotatingBloomFilter
 from .scalable_bloom import ScalableBloomFilter
 
 # A key (docs/DESIGN.md, "Keys"): str (UTF-8), bytes-like, or an integer in [-2**63, 2**64).
@@ -21,7 +22,9 @@ _Keys: TypeAlias = Union[npt.NDArray[Any], Iterable[_Key]]
 _Path: TypeAlias = Union[str, os.PathLike[str]]
 # What bloomkit.load returns: the type is read from the data, so a caller
 # narrows it (isinstance) or loads through the class (BloomFilter.load).
-_AnyFilter: TypeAlias = Union[BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter, BinaryFuseFilter]
+_AnyFilter: TypeAlias = Union[
+    BloomFilter, CountingBloomFilter, ScalableBloomFilter, CuckooFilter, RotatingBloomFilter, BinaryFuseFilter
+]
 
 def load(path_or_bytes: _Path | bytes | bytearray | memoryview, *, secret_key: bytes | None = None) -> _AnyFilter: ...
 def _once(init: Callable[..., None]) -> Callable[..., None]: ...

@@ -39,6 +39,14 @@ def _cuckoo(cls, capacity, error_rate, seed, variant):
     return cls(capacity, error_rate, seed=seed)
 
 
+def _rotating(cls, capacity, error_rate, seed, variant):
+    # A window of 10**18 keys in 2 generations: one generation sized for
+    # `capacity` that never rotates and reads no clock, so a built filter is
+    # the same bytes whenever it is built (golden files) and keeps every key
+    # (the contract); forgetting is tests/test_rotating.py's.
+    return cls(capacity, error_rate, window=10**18, generations=2, seed=seed, layout=variant)
+
+
 def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
     # Frozen: built from its keys. The variant is the fingerprint width;
     # without one, the narrowest whose rate 2**-f meets error_rate.
@@ -157,6 +165,17 @@ ROWS = (
         exact_count=True,
         first_seen="_add_new_many",
         count_label="keys stored (exact)",
+    ),
+    FilterRow(
+        "rotating",
+        "bloomkit.rotating_bloom",
+        "RotatingBloomFilter",
+        5,
+        _rotating,
+        variants=BLOOM_LAYOUTS,
+        windowed=True,
+        count_label="keys in the window (exact)",
+        compound_fpr=True,
     ),
     FilterRow(
         "binary_fuse",

@@ -59,6 +59,8 @@ def loaded_filters(path: str, frame: bytes) -> int:
         size += again.count("b")
     elif isinstance(again, bloomkit.ScalableBloomFilter):
         size += again.num_slices
+    elif isinstance(again, bloomkit.RotatingBloomFilter):
+        size += again.generations
     elif isinstance(again, bloomkit.BinaryFuseFilter):
         frozen = bloomkit.BinaryFuseFilter.build(["a", "b"], fingerprint_bits=16)
         size += again.array_length + len(frozen) + int(frozen.contains_many(["a"]).all())
@@ -110,3 +112,14 @@ def keys() -> int:
     raw: bytes = bloomkit.canonical_bytes(-1)
     mask: npt.NDArray[np.bool_] = bloomkit.dedup_mask(np.array(["a", "b", "a"]))
     return digest + len(raw) + int(mask.sum())
+
+
+def windows() -> list[bloomkit.rotating_bloom.GenerationInfo]:
+    week = bloomkit.WindowSpec("7d", generations=8)
+    live: range = week.live(week.generation_at(1.7e9))
+    seen = bloomkit.RotatingBloomFilter(1000, 0.01, window=week, clock=lambda: 1.7e9)
+    recent = bloomkit.RotatingBloomFilter(1000, window=1e6)
+    fresh: npt.NDArray[np.bool_] = ~seen.add_many(["a", "b", "a"])
+    assert seen.add("c") is False and "c" in seen and recent.window.unit == "keys" and len(live) == 8
+    current: int | None = seen.current_generation
+    return seen.generations_info if current is not None and fresh.any() else []

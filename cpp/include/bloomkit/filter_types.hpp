@@ -26,6 +26,7 @@
     X(CountingBloom, 2, "CountingBloomFilter", bind_counting_bloom) \
     X(ScalableBloom, 3, "ScalableBloomFilter", bind_scalable_bloom) \
     X(Cuckoo, 4, "CuckooFilter", bind_cuckoo)                       \
+    X(RotatingBloom, 5, "RotatingBloomFilter", bind_rotating_bloom) \
     X(BinaryFuse, 6, "BinaryFuseFilter", bind_binary_fuse)
 
 namespace bloomkit {

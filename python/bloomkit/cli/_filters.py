@@ -7,7 +7,7 @@ import sys
 
 import bloomkit
 
-from .. import _display, _types
+from .. import _display, _types, _window
 from ._errors import CliError, os_message
 
 STDOUT = "-"
@@ -29,6 +29,42 @@ def create(type_name: str, capacity: int, error_rate: float, seed: int):
         return row.make(capacity, error_rate, seed)
     except MemoryError as error:
         raise CliError(f"a {row.class_name} for {capacity:,} keys at error rate {error_rate:g}: {error}") from None
+
+
+def _window_spec(window, generations):
+    try:
+        return bloomkit.WindowSpec(window, generations or _window.DEFAULT_GENERATIONS)
+    except ValueError as error:
+        raise CliError(f"--window: {error}") from None
+
+
+def create_windowed(window: str, generations, capacity, error_rate: float, seed: int):
+    """A new RotatingBloomFilter for ``--window``: ``capacity`` lines per window (a line window's own
+    count by default); memory is checked by the core, as for :func:`create`."""
+    spec = _window_spec(window, generations)
+    if capacity is None:
+        if spec.unit != "keys":
+            raise CliError(f"--window {window} needs --capacity: the distinct lines expected per window")
+        capacity = spec.length
+    try:
+        return bloomkit.RotatingBloomFilter(capacity, error_rate, window=spec, seed=seed)
+    except MemoryError as error:
+        raise CliError(
+            f"a RotatingBloomFilter for {capacity:,} keys per window at error rate {error_rate:g}: {error}"
+        ) from None
+
+
+def check_window(filter_, path: str, window: str, generations) -> None:
+    """A filter loaded for ``--window`` must be a window filter of that window."""
+    spec = _window_spec(window, generations or getattr(filter_, "generations", None))
+    current = getattr(filter_, "window", None)
+    if current is None:
+        raise CliError(f"{path}: a {type(filter_).__name__} has no window; --window needs a RotatingBloomFilter")
+    if current != spec:
+        raise CliError(
+            f"{path}: the filter's window is {current} in {current.generations} generations, not {spec} in "
+            f"{spec.generations}; drop --window or use another --filter"
+        )
 
 
 def load(path: str):

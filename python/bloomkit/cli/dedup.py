@@ -50,6 +50,18 @@ def register(commands) -> None:
         default=DEFAULT_ERROR_RATE,
         help=f"chance that a new line is wrongly dropped (default {DEFAULT_ERROR_RATE:g})",
     )
+    parser.add_argument(
+        "--window",
+        metavar="W",
+        help="forget lines after a window: a duration (7d, 12h, 90m, 30s) or a line count (1e6); "
+        "a line seen again after it is printed again",
+    )
+    parser.add_argument(
+        "--generations",
+        type=_args.count,
+        metavar="G",
+        help="generations of a --window (2 to 64, default 5): lines are forgotten by W + W/(G-1)",
+    )
     parser.add_argument("--filter", metavar="PATH", help="load this filter if it exists, and save it back at the end")
     parser.add_argument("--save", metavar="PATH", help="save the filter here at the end (default: the --filter path)")
     parser.add_argument(
@@ -71,7 +83,14 @@ def register(commands) -> None:
 
 def _starting_filter(args):
     if args.filter and os.path.exists(args.filter):
-        return _filters.load(args.filter)
+        filter_ = _filters.load(args.filter)
+        if args.window is not None:
+            _filters.check_window(filter_, args.filter, args.window, args.generations)
+        return filter_
+    if args.window is not None:
+        return _filters.create_windowed(args.window, args.generations, args.capacity, args.error_rate, args.seed)
+    if args.generations is not None:
+        raise CliError("--generations needs --window")
     if args.capacity is not None:
         return _filters.create("bloom", args.capacity, args.error_rate, args.seed)
     # Almeida et al.'s scalable filter: the compound false-positive rate

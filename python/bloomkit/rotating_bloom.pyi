@@ -1,0 +1,50 @@
+import datetime
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._base import FilterBase, _Key
+from ._window import WindowSpec
+from .calc import _Count, _Layout
+
+__all__ = ["GenerationInfo", "RotatingBloomFilter"]
+
+class GenerationInfo(NamedTuple):
+    generation: int
+    count: int  # type: ignore[assignment]  # the field shadows tuple.count, as at runtime
+    fill_ratio: float
+
+class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
+    def __init__(
+        self,
+        capacity: _Count,
+        error_rate: float = 0.01,
+        *,
+        window: str | int | float | datetime.timedelta | _core.WindowSpec,
+        generations: int = ...,
+        clock: Callable[[], float] = ...,
+        seed: int = 0,
+        layout: _Layout | None = None,
+        secret_key: bytes | None = None,
+    ) -> None: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None: ...
+    @property
+    def window(self) -> WindowSpec: ...
+    def _tick(self) -> None: ...
+    def add(self, key: _Key, /) -> bool: ...  # type: ignore[override]
+    def contains(self, key: _Key, /) -> bool: ...  # type: ignore[override]
+    def __contains__(self, key: object, /) -> bool: ...
+    def _add_many(self, keys: object) -> npt.NDArray[np.bool_]: ...
+    def _update(self, keys: object) -> None: ...
+    def _contains_many(self, keys: object) -> npt.NDArray[np.bool_]: ...
+    @property
+    def generations_info(self) -> list[GenerationInfo]: ...
+    def __len__(self) -> int: ...
+    def estimated_fpr(self) -> float: ...
+    def _summary(self) -> dict[str, Any]: ...
+    def _display_rows(self) -> dict[str, Any]: ...
