@@ -15,17 +15,45 @@ import numpy as np
 import pytest
 
 import bloomkit
+from bloomkit import _types
 from support import ALL_TYPES, growable, run_threads
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_every_operation_concurrently(cls):
-    f = growable(cls, 300_000, first_slice=20_000)
-    removable = hasattr(f, "remove_many")
+    row = _types.row_of(cls)
     chunks = [np.arange(i * 40_000, (i + 1) * 40_000, dtype=np.uint64) for i in range(4)]
     scalar_keys = [f"s{i}" for i in range(5_000)]
     doomed = [f"d{i}" for i in range(2_000)]
     snapshots = []
+    if not row.mutable:
+        # A frozen type is built once from all its keys; concurrently, its
+        # batches and single-key calls are lookups and every write is refused.
+        string_keys = scalar_keys + doomed
+        f = row.build(np.concatenate(chunks).tolist() + string_keys, 4 * 40_000 + len(string_keys))
+
+        def batch_reader(chunk):
+            return lambda: [_assert_all(f.contains_many(chunk)) for _ in range(5)]
+
+        def scalar_reader():
+            assert all(f.contains(key) for key in scalar_keys)
+
+        run_threads(
+            [batch_reader(c) for c in chunks]
+            + [scalar_reader, lambda: _refuses_writes(f, doomed)]
+            + [lambda: _read(f, chunks[0], snapshots)] * 2
+        )
+        for chunk in chunks:
+            assert f.contains_many(chunk).all()
+        assert f.contains_many(scalar_keys).all() and f.contains_many(doomed).all()
+        if row.exact_count:
+            assert len(f) == 4 * 40_000 + len(string_keys)
+        for snapshot in snapshots:
+            loaded = pickle.loads(snapshot) if snapshot[:1] == b"\x80" else cls.from_bytes(snapshot)
+            assert type(loaded) is cls and loaded == f
+        return
+    f = growable(cls, 300_000, first_slice=20_000)
+    removable = hasattr(f, "remove_many")
 
     def batch_writer(chunk):
         def run():
@@ -66,6 +94,25 @@ def test_every_operation_concurrently(cls):
     for snapshot in snapshots:
         loaded = pickle.loads(snapshot) if snapshot[:1] == b"\x80" else cls.from_bytes(snapshot)
         assert type(loaded) is cls
+
+
+def _assert_all(found) -> None:
+    assert found.all()
+
+
+def _refuses_writes(f, keys) -> None:
+    for write in (lambda: f.add(keys[0]), lambda: f.update(keys), lambda: f.add_many(keys), f.clear):
+        with pytest.raises(TypeError, match="build"):
+            write()
+
+
+def _read(f, keys, snapshots) -> None:
+    for _ in range(10):
+        assert f.contains_many(keys).all()
+        _ = "s1" in f, f.contains("s2"), len(f), f.nbytes, repr(f), f.estimated_fpr()
+        snapshots.append(f.to_bytes())
+        snapshots.append(pickle.dumps(f))
+        assert f.copy() == f
 
 
 def test_bloom_and_counting_results_equal_a_sequential_build():

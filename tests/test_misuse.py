@@ -13,7 +13,19 @@ import numpy as np
 import pytest
 
 import bloomkit
+from bloomkit import _types
 from support import ALL_TYPES, assert_exits_cleanly, growable, run_python
+
+
+def a_filter(cls, capacity: int, keys=()):
+    """A filter of ``cls`` holding ``keys``: a growable one updated, or a frozen one built from them (the registry's)."""
+    row = _types.row_of(cls)
+    if not row.mutable:
+        return row.build(list(keys), capacity)
+    f = growable(cls, capacity)
+    f.update(list(keys))
+    return f
+
 
 # -- defect 3: GIL discipline ------------------------------------------------
 
@@ -22,24 +34,38 @@ METADATA_RACE = """
     import numpy as np
     import bloomkit
 
-    cls = getattr(bloomkit, sys.argv[1])
-    if cls is bloomkit.ScalableBloomFilter:
-        f = cls(1000, 0.01)
+    from bloomkit import _types
+
+    row = _types.BY_NAME[sys.argv[1]]
+    cls = row.cls
+    keys = np.arange(50_000, dtype=np.uint64)
+    if not row.mutable:
+        f = row.build(keys, 50_000)  # frozen: built once, its batches are lookups
+        try:
+            f.add("k")
+        except TypeError as exc:
+            assert "build" in str(exc), exc
+        else:
+            raise AssertionError("add() on a frozen filter did not raise")
     elif cls is bloomkit.CuckooFilter:
         f = cls(1000, 0.01, auto_grow=True)
+    elif row.growable:
+        f = row.make(1000, 0.01)
     else:
-        f = cls(200_000, 0.01)
-    keys = np.arange(50_000, dtype=np.uint64)
+        f = row.make(200_000, 0.01)
     stop = time.monotonic() + 1.5
     errors = []
 
     def batches():
         i = 0
         while time.monotonic() < stop:
-            try:
-                f.update(keys + np.uint64(i * 50_000))
-            except bloomkit.FilterFullError:
-                f.clear()
+            if row.mutable:
+                try:
+                    f.update(keys + np.uint64(i * 50_000))
+                except bloomkit.FilterFullError:
+                    f.clear()
+            elif not f.contains_many(keys).all():
+                errors.append("a built key went missing")
             f.contains_many(keys)
             i += 1
 
@@ -55,6 +81,7 @@ METADATA_RACE = """
     threads = [threading.Thread(target=batches), threading.Thread(target=batches), threading.Thread(target=metadata)]
     for t in threads: t.start()
     for t in threads: t.join()
+    assert not errors, errors
     print("ok")
 """
 
@@ -63,7 +90,7 @@ METADATA_RACE = """
 def test_metadata_reads_during_concurrent_batches(cls):
     # CuckooFilter built its _stages list (Python objects) inside the guard
     # with the GIL released: a segfault with a concurrent batch, 3 runs in 3.
-    result = run_python(METADATA_RACE.replace("sys.argv[1]", repr(cls.__name__)))
+    result = run_python(METADATA_RACE.replace("sys.argv[1]", repr(_types.row_of(cls).name)))
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("ok")
     assert int(result.stdout.split()[1]) > 0
@@ -78,16 +105,26 @@ def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
         import threading, time
         import numpy as np
         import bloomkit
-        cls = bloomkit.{cls.__name__}
-        f = cls(1000, 0.01, auto_grow=True) if cls is bloomkit.CuckooFilter else cls(2_000_000, 0.01) if cls is not bloomkit.ScalableBloomFilter else cls(1000, 0.01)
+        from bloomkit import _types
+        row = _types.BY_NAME[{_types.row_of(cls).name!r}]
+        cls = row.cls
         keys = np.arange(1_000_000, dtype=np.uint64)
+        if not row.mutable:
+            f = row.build(keys[:1000], 1000)  # frozen: its batches are lookups
+        elif cls is bloomkit.CuckooFilter:
+            f = cls(1000, 0.01, auto_grow=True)
+        elif row.growable:
+            f = row.make(1000, 0.01)
+        else:
+            f = row.make(2_000_000, 0.01)
         def work():
             while True:
                 f.contains_many(keys)
-                try:
-                    f.update(keys[:1000])
-                except bloomkit.FilterFullError:
-                    f.clear()
+                if row.mutable:
+                    try:
+                        f.update(keys[:1000])
+                    except bloomkit.FilterFullError:
+                        f.clear()
         for _ in range(2):
             threading.Thread(target=work, daemon=True).start()
         time.sleep(0.3)
@@ -101,12 +138,19 @@ def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_released_memoryview_is_refused(cls):
-    f = growable(cls, 100)
+    mutable = _types.row_of(cls).mutable
+    f = a_filter(cls, 100)
     view = memoryview(bytearray(b"key-bytes"))
     view.release()
-    for call in (f.add, f.contains, f.__contains__, lambda k: f.update([k]), lambda k: f.contains_many(["a", k])):
+    lookups = (f.contains, f.__contains__, lambda k: f.contains_many(["a", k]))
+    writes = (f.add, lambda k: f.update([k]))
+    for call in lookups + writes if mutable else lookups:
         with pytest.raises(ValueError, match="is a released or unreadable memoryview"):
             call(view)
+    if not mutable:  # a frozen filter refuses any write, whatever the key
+        for call in writes:
+            with pytest.raises(TypeError, match="build"):
+                call(view)
     with pytest.raises(ValueError, match="released"):
         bloomkit.canonical_bytes(view)
 
@@ -199,6 +243,8 @@ NOT_ABOUT_STATE = {
     "from_spark_bytes",
     "from_redis",
     "from_arrow",
+    "build",
+    "freeze",
     "__init__",
     "__init_subclass__",
     "__new__",
@@ -224,6 +270,18 @@ NOT_ABOUT_STATE = {
     "__and__",
     "_repr_html_",
 }
+
+
+# The writes a frozen type (its row's ``mutable=False``) refuses before
+# anything else, pointing at its ``build`` (docs/RELIABILITY.md, "Misuse").
+WRITES = {"add", "add_many", "update", "clear", "add_new", "add_new_many", "remove", "discard", "remove_many"}
+
+
+def refusal(cls, name: str) -> str:
+    """The TypeError message ``name`` raises on an uninitialised ``cls``."""
+    if name in WRITES and not _types.row_of(cls).mutable:
+        return rf"^{cls.__name__} is immutable: {name}\(\) is not supported; .*{cls.__name__}\.build\(keys\)"
+    return rf"^{cls.__name__} object is not initialised \(__init__ was not called\)$"
 
 
 def arguments_for(method, tmp_path) -> tuple:
@@ -265,7 +323,7 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
     for name in names:
         instance = cls.__new__(cls)
         attribute = inspect.getattr_static(cls, name)
-        with pytest.raises(TypeError, match=rf"^{cls.__name__} object is not initialised \(__init__ was not called\)$"):
+        with pytest.raises(TypeError, match=refusal(cls, name)):
             if isinstance(attribute, property) or type(attribute).__name__ in (
                 "getset_descriptor",
                 "member_descriptor",
@@ -277,14 +335,17 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
                     continue
                 args = ARGUMENTS.get(name) or arguments_for(value, tmp_path)
                 if name in ("__eq__", "__ne__"):
-                    args = (growable(cls, 100),)
+                    args = (a_filter(cls, 100),)
                 if name == "save":
                     args = (tmp_path / "x.bkf",)
                 value(*args)
     # The operations of the report, spelled out.
     instance = cls.__new__(cls)
-    for operation in (len, repr, pickle.dumps, lambda f: f.clear(), lambda f: f.update(["a"]), lambda f: f.nbytes):
+    for operation in (len, repr, pickle.dumps, lambda f: f.nbytes):
         with pytest.raises(TypeError, match="not initialised"):
+            operation(instance)
+    for name, operation in (("clear", lambda f: f.clear()), ("update", lambda f: f.update(["a"]))):
+        with pytest.raises(TypeError, match=refusal(cls, name)):
             operation(instance)
     # An initialised filter given an uninitialised operand refuses it too.
     if cls in (bloomkit.BloomFilter, bloomkit.CountingBloomFilter):
@@ -297,8 +358,11 @@ def test_every_method_and_property_of_an_uninitialised_instance_raises_type_erro
 
 @pytest.mark.parametrize("cls", ALL_TYPES, ids=lambda c: c.__name__)
 def test_second_init_raises_and_keeps_the_filter(cls):
-    f = growable(cls, 100)
-    f.add("kept")
+    f = a_filter(cls, 100, ["kept"])
+    if not _types.row_of(cls).mutable:
+        with pytest.raises(TypeError, match="build"):
+            f.add("more")
+    assert "kept" in f
     before = f.to_bytes()
     with pytest.raises(TypeError, match=rf"^{cls.__name__} is already initialised: __init__ cannot be called twice"):
         f.__init__(5000)

@@ -16,6 +16,7 @@ same (Python name, tag) pairs, so the two lists cannot drift apart.
 
 from __future__ import annotations
 
+import collections.abc
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -55,11 +56,14 @@ def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
         raise ValueError(
             f"BinaryFuseFilter's lowest false-positive rate is 2**-16 (16-bit fingerprints), got {error_rate}"
         )
+    if isinstance(keys, collections.abc.Iterator):  # a stream (the CLI's lines): read batch by batch
+        return cls.freeze(keys, fingerprint_bits=bits, seed=seed)
     return cls.build(keys, fingerprint_bits=bits, seed=seed)
 
 
 def _spark(cls, capacity, error_rate, seed, variant):
-    return cls(capacity, error_rate, seed=seed)
+    # Spark's seed is a Java int: the same 32 bits as bloomkit's u32 seed.
+    return cls(capacity, error_rate, seed=seed - 2**32 if seed >= 2**31 else seed)
 
 
 # The layouts of the Bloom family (cpp/include/bloomkit/layouts.hpp).

@@ -112,6 +112,7 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
     @property
     def clock(self):
         """The callable a time window reads before each call (``time.time`` by default)."""
+        self.num_bits  # an uninitialised instance raises here, not with the class default  # noqa: B018
         return self._clock
 
     @clock.setter

@@ -201,7 +201,7 @@ class SparkBloomFilter(FillEstimates, UnionMixin, FilterBase, _core.SparkBloomCo
             raise TypeError("a SparkBloomFilter has no secret_key (Spark's hashing is not keyed)")
         return cls.from_spark_bytes(data)
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self):
         """:meth:`to_spark_bytes`: what Spark's ``BloomFilter.readFrom`` reads."""
         return self.to_spark_bytes()
 

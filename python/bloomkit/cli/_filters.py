@@ -31,6 +31,18 @@ def create(type_name: str, capacity: int, error_rate: float, seed: int):
         raise CliError(f"a {row.class_name} for {capacity:,} keys at error rate {error_rate:g}: {error}") from None
 
 
+def build(type_name: str, keys, error_rate: float, seed: int):
+    """A filter of a frozen type built from ``keys`` (an iterator, read batch by batch); memory is checked
+    by the core, as for :func:`create`."""
+    row = _types.BY_NAME[type_name]
+    try:
+        return row.build(keys, 0, error_rate, seed)
+    except MemoryError as error:
+        raise CliError(f"a {row.class_name} at error rate {error_rate:g}: {error}") from None
+    except ValueError as error:
+        raise CliError(f"--type {type_name}: {error}") from None
+
+
 def _window_spec(window, generations):
     try:
         return bloomkit.WindowSpec(window, generations or _window.DEFAULT_GENERATIONS)

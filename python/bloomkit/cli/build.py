@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+from .. import _types
 from . import _args, _filters, _input, _lock, _progress
 from ._signals import SignalGuard
 
@@ -58,12 +61,35 @@ def insert_lines(filter_, names, args, label: str) -> None:
         progress.close()
 
 
+def build_frozen(row, names, args, label: str):
+    """A frozen type (a registry row that takes no inserts) built from every line of ``names``.
+
+    The lines stream into the row's build block by block (a binary fuse
+    filter keeps 8 bytes per key while it reads them), with the same
+    progress and Ctrl-C handling as :func:`insert_lines`.
+    """
+    progress = _progress.Progress(_input.total_size(names), _progress.wanted(args.quiet, writes_stdout=False), label)
+    blocks = (
+        _input.parse_integers(block.lines, block) if args.int else block.lines
+        for block in _input.line_blocks(names, args.block_size, progress)
+    )
+    try:
+        with SignalGuard():
+            return _filters.build(row.name, itertools.chain.from_iterable(blocks), args.error_rate, args.seed)
+    finally:
+        progress.close()
+
+
 def run(args) -> int:
     names = args.keys or ["-"]
     _input.check_readable(names)
     _filters.check_writable(args.output)
+    row = _types.BY_NAME[args.type]
     with _lock.exclusive(args.output):  # cli/_lock.py
-        filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
-        insert_lines(filter_, names, args, "build")
+        if row.mutable:
+            filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
+            insert_lines(filter_, names, args, "build")
+        else:
+            filter_ = build_frozen(row, names, args, "build")
         _filters.save(filter_, args.output)
     return 0
