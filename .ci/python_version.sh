@@ -62,13 +62,13 @@ cd "$work"
 "$py" -c 'import pathlib, bloomkit; p = pathlib.Path(bloomkit.__file__).resolve(); assert "site-packages" in p.parts, p'
 start=$(date +%s)
 if [ "$level" = full ]; then
-    BLOOMKIT_REQUIRE_INTEGRATION=1 "$py" -m pytest -q -p no:cacheprovider -m "not statistical" tests | tail -3
+    BLOOMKIT_REQUIRE_INTEGRATION=1 "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | tail -3
 elif [ "$level" = threads ]; then
     "$py" -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is on"; import bloomkit; assert not sys._is_gil_enabled(), "importing bloomkit turned the GIL on"'
-    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical" \
+    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
         "${THREAD_TESTS[@]/#/tests/}" | tail -3
 else
-    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical" \
+    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
         "${FAST_TESTS[@]/#/tests/}" | tail -3
 fi
 echo "   [$version] tests ($level): $(($(date +%s) - start)) s"

@@ -21,6 +21,11 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "integration: needs an external component (Redis, Spark, Scrapy); CI requires it"
     )
+    config.addinivalue_line(
+        "markers",
+        "checkout: reads the source checkout beyond tests/ (.ci/, benchmarks/, python/); "
+        "the run against an installed wheel deselects it",
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
