@@ -254,7 +254,9 @@ def spark_orc_dir(tmp_path_factory):
         # Generated in the JVM (no Python rows shipped): distinct longs, their
         # hex strings, doubles with fractions.
         frame = spark.range(ROWS, numPartitions=2).selectExpr(
-            "id * 2654435761 - 40000000000000 AS id", "concat('user-', hex(id * 7919)) AS s", "CAST(id AS DOUBLE) / 3 + 0.1 AS d"
+            "id * 2654435761 - 40000000000000 AS id",
+            "concat('user-', hex(id * 7919)) AS s",
+            "CAST(id AS DOUBLE) / 3 + 0.1 AS d",
         )
         (
             frame.write.option("orc.bloom.filter.columns", "id,s,d")
