@@ -26,8 +26,8 @@
 #include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
-#include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/orc_bloom.hpp>
+#include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/spark_sketch.hpp>
 
 #include <cstddef>

@@ -46,6 +46,7 @@ _DEFAULT_BLOCK = 256 * 1024  # PostScript.compression_block_size when absent
 # ORC writers use blocks of 64-256 KiB; a chunk's stored length is 23 bits.
 # A larger declared block is refused rather than allocated per chunk.
 _MAX_BLOCK = 1 << 24
+_CHECKED_SIZE = 64 << 20
 # OrcFile.WriterVersion.HIVE_12055: from it on, legacy BLOOM_FILTER streams of
 # string columns hash UTF-8 (before, the writer's default charset).
 _HIVE_12055 = 3
@@ -326,7 +327,6 @@ class _OrcFile:
         if self.compression == "NONE":
             return data
         pieces, position, total = [], 0, 0
-        limit = _core.available_memory()
         while position < len(data):
             if len(data) - position < 3:
                 raise self.fail(f"the {part} ends inside a chunk header")
@@ -341,7 +341,8 @@ class _OrcFile:
             if len(piece) > self.block_size:
                 raise self.fail(f"a chunk of the {part} holds {len(piece):,} bytes, more than the block size")
             total += len(piece)
-            if total > limit:
+            # Past 64 MiB (as the core's allocation check), against the memory the system can still give.
+            if total > _CHECKED_SIZE and total > _core.available_memory():
                 raise MemoryError(f"{self.name}: the {part} decompresses to more than the memory available")
             pieces.append(piece)
         return b"".join(pieces)
