@@ -388,3 +388,71 @@ def test_a_read_filter_is_read_only_and_describes_itself(pyarrow_file):
     assert 0.0 < f.fill_ratio < 0.6
     assert not hasattr(f, "add") and not hasattr(f, "update")
     assert repr(f).startswith("<ParquetBloomFilter column='text' type=string (BYTE_ARRAY) nbytes=")
+
+
+# ------------------------------------------------------- footers read by the core
+
+
+def test_candidates_read_footers_as_pyarrow_does_flat_and_inside_a_struct(tmp_path):
+    ids = np.arange(20_000, dtype=np.int64)
+    table = pa.table(
+        {"s": pa.StructArray.from_arrays([pa.array(ids)], ["id"]), "name": [f"n{i}" for i in ids.tolist()]}
+    )
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path, row_group_size=5_000, bloom_filter_options={"s.id": {"ndv": 5_000, "fpp": FPP}})
+    meta = pq.ParquetFile(path).metadata
+    _, _, signature, chunks = _core.parquet_column_filters(pq_footer(path), ["s", "id"])
+    assert [
+        (c.bloom_filter_offset, c.bloom_filter_length) for c in (meta.row_group(g).column(0) for g in range(4))
+    ] == [tuple(chunk) for chunk in chunks]
+    assert _core.parquet_column_filters(pq_footer(path), ["name"])[3] == [(-1, -1)] * 4  # no filter on name
+    found = candidates([path], "s.id", [7_000, 19_999])
+    exact = [(path, g) for g in range(4) if read_bloom_filter(path, "s.id", g).contains_many([7_000, 19_999]).any()]
+    assert found == exact and {(path, 1), (path, 3)} <= set(found)
+    assert candidates([path], "name", ["n3"]) == [(path, g) for g in range(4)]  # no filter: every row group
+    assert read_bloom_filter(path, "s.id", 2).contains_many(ids[10_000:15_000]).all()
+    with pytest.raises(KeyError, match="has no column 's'"):
+        candidates([path], "s", [1])
+
+
+def pq_footer(path) -> bytes:
+    data = path.read_bytes()
+    length = int.from_bytes(data[-8:-4], "little")
+    return data[-8 - length : -8]
+
+
+def test_a_damaged_footer_is_a_value_error_naming_the_file(pyarrow_file):
+    path, _ = pyarrow_file
+    data = path.read_bytes()
+    for bad, message in (
+        (data[:-1], "no PAR1 magic"),
+        (data[:-8] + b"PARE", "encrypted footer"),
+        (data[:-8] + (len(data)).to_bytes(4, "little") + b"PAR1", "footer length .* does not fit"),
+        (b"PAR1", r"not a Parquet file \(4 bytes\)"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            candidates([io.BytesIO(bad)], "i64", [1])
+    footer = pq_footer(path)
+    for cut in range(0, len(footer), max(1, len(footer) // 200)):
+        with pytest.raises(ValueError, match="Parquet footer: "):
+            _core.parquet_column_filters(footer[:cut], ["i64"])
+
+
+def test_random_damage_to_a_footer_is_refused_or_read_never_a_crash(pyarrow_file):
+    path, _ = pyarrow_file
+    footer = pq_footer(path)
+    rng = np.random.default_rng(5)
+    outcomes = {"read": 0, "refused": 0}
+    for _ in range(3000):
+        bad = bytearray(footer)
+        for position in rng.integers(0, len(bad), size=rng.integers(1, 4)):
+            bad[position] = int(rng.integers(0, 256))
+        try:
+            found, _, _, chunks = _core.parquet_column_filters(bytes(bad), ["i64"])
+        except ValueError as error:
+            assert str(error).startswith("Parquet footer: ")
+            outcomes["refused"] += 1
+        else:
+            assert all(offset >= -1 and length >= -1 for offset, length in chunks)
+            outcomes["read"] += 1
+    assert outcomes["refused"] > 100 and outcomes["read"] > 100
