@@ -456,3 +456,73 @@ def test_random_damage_to_a_footer_is_refused_or_read_never_a_crash(pyarrow_file
             assert all(offset >= -1 and length >= -1 for offset, length in chunks)
             outcomes["read"] += 1
     assert outcomes["refused"] > 100 and outcomes["read"] > 100
+
+
+# ------------------------------------------------------------ Spark's writer
+
+SPARK_COLUMNS = {
+    "id": "id",
+    "text": "format_string('user-%09d-é', id)",
+    "i32": "CAST(id * 7 - 3000000 AS INT)",
+    "f64": "id * 0.001D + 0.1D",
+    "day": "date_add(DATE '1970-01-01', CAST(id - 50000 AS INT))",
+}
+
+
+@pytest.fixture(scope="module")
+def spark_file(tmp_path_factory):
+    """100,000 rows written by Spark (parquet-mr) in one file of several row groups, a filter on every column."""
+    import os
+    import shutil
+    import sys
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("a JDK is needed for the Spark writer")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .appName("bloomkit-tests-parquet")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    out = tmp_path_factory.mktemp("parquet") / "spark"
+    try:
+        frame = session.range(N).selectExpr(*(f"{expr} AS {name}" for name, expr in SPARK_COLUMNS.items()))
+        writer = frame.coalesce(1).write.option("parquet.block.size", 1_000_000)
+        for name in SPARK_COLUMNS:
+            writer = writer.option(f"parquet.bloom.filter.enabled#{name}", "true")
+            writer = writer.option(f"parquet.bloom.filter.expected.ndv#{name}", str(ROW_GROUP))
+            writer = writer.option(f"parquet.bloom.filter.fpp#{name}", str(FPP))
+        writer.parquet(str(out))
+    finally:
+        session.stop()
+    (path,) = out.glob("*.parquet")
+    return path, pq.read_table(path)
+
+
+@pytest.mark.integration
+def test_every_key_spark_wrote_is_found_and_duckdb_agrees(spark_file):
+    duckdb = pytest.importorskip("duckdb")
+    path, table = spark_file
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups >= 3 and meta.created_by.startswith("parquet-mr")
+    for column in SPARK_COLUMNS:
+        start = 0
+        filters = []
+        for row_group in range(meta.num_row_groups):
+            rows = meta.row_group(row_group).num_rows
+            f = read_bloom_filter(path, column, row_group)
+            assert f.contains_many(table.column(column).slice(start, rows)).all(), (column, row_group)
+            filters.append(f)
+            start += rows
+        absent = list(range(2 * N, 2 * N + 2000)) if column == "id" else _typed_columns(2 * N, 2000)[column].to_pylist()
+        sample = table.column(column).to_pylist()[::9973] + absent[::200]
+        with duckdb.connect() as con:
+            for key in sample:
+                assert [key in f for f in filters] == _duckdb_says_maybe(con, path, column, key), (column, key)
+    assert {g for _, g in candidates([path], "id", [5, N - 1])} >= {0, meta.num_row_groups - 1}
