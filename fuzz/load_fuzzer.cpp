@@ -26,6 +26,7 @@
 #include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
+#include <bloomkit/orc_bloom.hpp>
 #include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/parquet_footer.hpp>
 #include <bloomkit/spark_sketch.hpp>
@@ -214,6 +215,25 @@ void try_parquet_footer(const uint8_t* data, size_t size) {
     }
 }
 
+// ORC's orc.proto.BloomFilter message (bloomkit.OrcBloomFilter). Protobuf
+// has more than one encoding of the same message (packed or not, unknown
+// fields), so an accepted message must read back equal from bloomkit's own
+// bytes, in both encodings.
+void try_orc(const uint8_t* data, size_t size) {
+    try {
+        orc::OrcBloomFilter filter = orc::OrcBloomFilter::deserialize(data, size);
+        for (const orc::Encoding encoding : {orc::Encoding::Utf8Bitset, orc::Encoding::Bitset}) {
+            const std::vector<uint8_t> again = filter.serialize(encoding);
+            if (!(orc::OrcBloomFilter::deserialize(again.data(), again.size()) == filter)) {
+                std::fprintf(stderr, "accepted ORC filter does not read back from its own bytes\n");
+                std::abort();
+            }
+        }
+        for (int64_t i = 0; i < 64; ++i) filter.add(orc::split(orc::hash_long(i)));
+    } catch (const FormatError&) {
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -224,6 +244,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         try_spark(data, size);
         try_parquet(data, size);
         try_parquet_footer(data, size);
+        try_orc(data, size);
         return 0;
     }
     switch (type) {

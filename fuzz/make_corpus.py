@@ -77,6 +77,11 @@ def seed_filters() -> dict:
         for i in range(30):
             spark.add(i)
         filters[f"spark-v{version}"] = spark
+    from bloomkit.orc_bloom import OrcBloomFilter
+
+    orc = OrcBloomFilter(50, 0.05)
+    orc.update([*range(20), *(i / 3 for i in range(5)), "orc", b"\x00bin"])
+    filters["orc"] = orc  # to_bytes(): the utf8bitset message
     return filters
 
 
