@@ -89,7 +89,7 @@ class FilterRow:
     # inserted as new misses the new keys that were false positives).
     exact_count: bool = False
     growable: bool = False  # keeps its error rate past `capacity` by growing
-    mappable: bool = False  # open() maps a file (Bloom: read, write, create; binary fuse: read-only)
+    mappable: bool = False  # open() maps a file (Bloom, rotating: read, write, create; binary fuse: read-only)
     windowed: bool = False  # forgets keys older than a window
     framed: bool = True  # to_bytes() is a docs/FORMAT.md frame, loadable by bloomkit.load
     order_free: bool = False  # the same keys in any order give byte-equal filters
@@ -177,6 +177,7 @@ ROWS = (
         5,
         _rotating,
         variants=BLOOM_LAYOUTS,
+        mappable=True,
         windowed=True,
         count_label="keys in the window (exact)",
         compound_fpr=True,
