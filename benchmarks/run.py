@@ -44,6 +44,7 @@ SUITES = {
     "redis": ("bench_redis.py", "URL-seen set, per-user families, windows: bloomkit vs SET vs RedisBloom"),
     "redis-persistence": ("bench_redis_persistence.py", "what a redis-server SIGKILL costs, per persistence setting"),
     "spark": ("bench_spark.py", "building and applying a filter in PySpark (classic and Spark Connect)"),
+    "parquet": ("bench_parquet.py", "skipping Parquet files by their Bloom filters vs DuckDB and pyarrow"),
     "pythons": ("bench_pythons.py", "per-key and batch CPU ns/key on this CPython (.ci/pythons.sh compares versions)"),
     "str-batch-floor": ("str_batch_floor.py", "the cost of each piece of update(list of str)"),
     "str-hash-cache": ("str_hash_cache.py", "how much a hash()-based peer gains from CPython's cached str hash"),

@@ -26,6 +26,8 @@
 #include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
+#include <bloomkit/parquet_bloom.hpp>
+#include <bloomkit/orc_bloom.hpp>
 #include <bloomkit/spark_sketch.hpp>
 
 #include <cstddef>
@@ -175,6 +177,45 @@ void try_spark(const uint8_t* data, size_t size) {
     }
 }
 
+// A Parquet column chunk's Bloom filter (bloomkit.parquet): the Thrift
+// header and its bitset. Accepted bytes must be a header and exactly the
+// bitset it declares; a header read from a prefix must agree.
+void try_parquet(const uint8_t* data, size_t size) {
+    try {
+        const parquet::ParquetBloomFilter filter = parquet::ParquetBloomFilter::parse(data, size);
+        const parquet::BloomHeader header = parquet::parse_bloom_header(data, size);
+        if (header.header_size + filter.num_bytes() != size) {
+            std::fprintf(stderr, "accepted Parquet filter is not its header and declared bitset\n");
+            std::abort();
+        }
+        std::vector<int64_t> keys(64);
+        for (size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<int64_t>(i * 0x9E3779B97F4A7C15ULL);
+        uint8_t found[64];
+        filter.contains_fixed(reinterpret_cast<const uint8_t*>(keys.data()), 8, keys.size(), found);
+    } catch (const FormatError&) {
+    } catch (const OutOfMemory&) {
+    }
+}
+
+// ORC's orc.proto.BloomFilter message (bloomkit.OrcBloomFilter). Protobuf
+// has more than one encoding of the same message (packed or not, unknown
+// fields), so an accepted message must read back equal from bloomkit's own
+// bytes, in both encodings.
+void try_orc(const uint8_t* data, size_t size) {
+    try {
+        orc::OrcBloomFilter filter = orc::OrcBloomFilter::deserialize(data, size);
+        for (const orc::Encoding encoding : {orc::Encoding::Utf8Bitset, orc::Encoding::Bitset}) {
+            const std::vector<uint8_t> again = filter.serialize(encoding);
+            if (!(orc::OrcBloomFilter::deserialize(again.data(), again.size()) == filter)) {
+                std::fprintf(stderr, "accepted ORC filter does not read back from its own bytes\n");
+                std::abort();
+            }
+        }
+        for (int64_t i = 0; i < 64; ++i) filter.add(orc::split(orc::hash_long(i)));
+    } catch (const FormatError&) {
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -183,6 +224,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         type = peek_type(data, size);
     } catch (const FormatError&) {
         try_spark(data, size);
+        try_parquet(data, size);
+        try_orc(data, size);
         return 0;
     }
     switch (type) {

@@ -77,6 +77,11 @@ def seed_filters() -> dict:
         for i in range(30):
             spark.add(i)
         filters[f"spark-v{version}"] = spark
+    from bloomkit.orc_bloom import OrcBloomFilter
+
+    orc = OrcBloomFilter(50, 0.05)
+    orc.update([*range(20), *(i / 3 for i in range(5)), "orc", b"\x00bin"])
+    filters["orc"] = orc  # to_bytes(): the utf8bitset message
     return filters
 
 
@@ -147,6 +152,29 @@ def main(directory: str) -> None:
         (out / f"{name}.bkf").write_bytes(frame_of(filter_))
     for name, frame in judged_frames().items():
         (out / f"{name}.bkf").write_bytes(frame)
+    for name, data in parquet_filters().items():
+        (out / f"{name}.bkf").write_bytes(data)
+
+
+def parquet_filters() -> dict:
+    """Parquet column chunks' Bloom filters (header and bitset) as pyarrow writes them, for bloomkit.parquet."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    table = pa.table({"id": pa.array(range(200), pa.int64()), "name": [f"n{i}" for i in range(200)]})
+    pq.write_table(table, buffer, bloom_filter_options={"id": {"ndv": 50, "fpp": 0.1}, "name": {"ndv": 20}})
+    meta = pq.ParquetFile(io.BytesIO(buffer.getvalue())).metadata.row_group(0)
+    data = buffer.getvalue()
+    filters = {}
+    for index, name in enumerate(("id", "name")):
+        chunk = meta.column(index)
+        filters[f"parquet-{name}"] = data[
+            chunk.bloom_filter_offset : chunk.bloom_filter_offset + chunk.bloom_filter_length
+        ]
+    return filters
 
 
 def frame_of(filter_) -> bytes:

@@ -35,18 +35,44 @@ def _generation_bits(client, key, family) -> bytes:
     return client.get(key)[: family.nbytes]
 
 
+def _bits_set_margin(m, k, n, sigmas=4.0):
+    """Expected bits set by n keys of k probes in m bits, plus `sigmas` standard deviations (balls into bins)."""
+    t = k * n
+    clear = m * (1 - 1 / m) ** t
+    variance = clear + m * (m - 1) * (1 - 2 / m) ** t - clear**2
+    return (m - clear) + sigmas * variance**0.5
+
+
 def test_geometry_keeps_each_generation_at_half_the_target_when_it_rotates():
-    # k = ceil(ln(0.005) / ln(0.5)) = 8; m = 8 * 1000 / ln 2 = 11,542 -> 11,584 (whole 64-bit words).
-    assert family_geometry(1000, 0.01, 0.5) == (11_584, 8)
-    for capacity, error_rate, rotate_at in [(1000, 0.01, 0.5), (50, 0.001, 0.3), (10**6, 0.05, 0.7)]:
+    # k = ceil(ln(0.005) / ln(0.5)) = 8; the expected-fill size 8 * 1000 / ln 2 = 11,542 bits would rotate
+    # half of the members holding exactly 1,000 keys; the 4-sigma margin (plus the k bits by which rotation
+    # comes early) makes it 11,968.
+    assert family_geometry(1000, 0.01, 0.5) == (11_968, 8)
+    for capacity, error_rate, rotate_at in [(1000, 0.01, 0.5), (50, 0.001, 0.3), (10**6, 0.05, 0.7), (1, 0.01, 0.5)]:
         m, k = family_geometry(capacity, error_rate, rotate_at)
+        assert m % 64 == 0
         assert rotate_at**k <= error_rate / 2 < rotate_at ** (k - 1)
-        # capacity keys fill rotate_at of the bits (expected fill 1 - e^(-kn/m)), less one word's rounding.
-        assert 1 - np.exp(-k * capacity / (m - 64)) > rotate_at >= 1 - np.exp(-k * capacity / m)
-    with pytest.raises(ValueError, match="rotate_at must be a fill fraction strictly between 0 and 1"):
+        # The fewest whole words at which capacity keys stay k bits under the rotation point at 4 sigma.
+        assert _bits_set_margin(m, k, capacity) + k <= np.floor(rotate_at * m)
+        assert m == 64 or _bits_set_margin(m - 64, k, capacity) + k > np.floor(rotate_at * (m - 64))
+    with pytest.raises(ValueError, match="rotate_at must be a fill fraction strictly between 0 and 1, got 1$"):
         family_geometry(1000, 0.01, 1.0)
+    with pytest.raises(ValueError, match="error_rate 1e-30 at rotate_at 0.5 needs 101 hashes; at most 64"):
+        family_geometry(1000, 1e-30, 0.5)
     with pytest.raises(ValueError, match="at most 2\\*\\*32 bits"):
         family_geometry(10**9, 0.01, 0.5)
+
+
+def test_a_member_holding_its_capacity_is_one_generation(client):
+    # 300 members, each given exactly `capacity` distinct keys: none rotates, so a member at capacity costs
+    # one generation. (Sized at the expected fill, 11,584 bits, 119 of these 300 members rotated.)
+    family = RedisFilterFamily(client, "cap", 1000, 0.01)
+    members = [f"u{i}" for i in range(300)]
+    for first in range(0, 300, 50):
+        family.update([(m, [f"{m}:item:{j}" for j in range(1000)]) for m in members[first : first + 50]])
+    assert client.exists(*[f"cap:p:{m}" for m in members]) == 0
+    counts = [family.member(m).count for m in members[:20]]
+    assert min(counts) >= 985  # the rest were false positives at insert (at most 0.5 % each)
 
 
 def test_a_member_answers_and_stores_exactly_as_a_local_filter(client):
@@ -179,14 +205,17 @@ def test_rotation_keeps_the_false_positive_rate_within_target(client):
     keys = url_keys(0, 4000)
     probes = url_keys(10**7, 100_000)
     worst = 0.0
+    answers = []
     for first in range(0, 4000, 10):
-        member.add_many(keys[first : first + 10])
+        answers.append(member.add_many(keys[first : first + 10]))
         if first % 250 == 240:  # 16 checkpoints, on either side of each rotation
             worst = max(worst, float(member.contains_many(probes).mean()))
     assert client.exists("shown:p:u") == 1
     # Each generation rotates at half full with k = 8: at most 0.5**8 = 0.39 % each, 0.78 % together.
     assert 0.003 < worst <= 0.01
-    assert member.contains_many(keys[-1000:]).all()
+    # The last 1,000 keys inserted (those answered "new": a false positive at insert was never stored).
+    inserted = ~np.concatenate(answers)[-1000:]
+    assert member.contains_many([key for key, new in zip(keys[-1000:], inserted) if new]).all()
 
 
 def test_ttl_expiry_is_observed_and_is_not_a_loss(client):

@@ -27,7 +27,9 @@ namespace bloomkit_py {
 BLOOMKIT_FILTER_TYPES(BLOOMKIT_DECLARE_BIND)
 #undef BLOOMKIT_DECLARE_BIND
 void bind_redis(py::module_& m);
+void bind_parquet(py::module_& m);
 void bind_spark(py::module_& m);
+void bind_orc(py::module_& m);
 void bind_sizing(py::module_& m);
 void bind_window(py::module_& m);
 }  // namespace bloomkit_py
@@ -224,6 +226,8 @@ PYBIND11_MODULE(_core, m) {
 #undef BLOOMKIT_CALL_BIND
     bloomkit_py::bind_redis(m);
     bloomkit_py::bind_spark(m);
+    bloomkit_py::bind_parquet(m);
+    bloomkit_py::bind_orc(m);
 
     // Last, once every function exists (text_signature.hpp).
     bloomkit_py::add_text_signatures(m);

@@ -35,6 +35,14 @@ void bind_sizing(py::module_& m) {
         py::arg("capacity"), py::arg("error_rate"), py::arg("num_hashes"),
         "(num_bits, num_hashes, predicted error_rate) of a classic filter with `num_hashes` fixed.");
     m.def(
+        "rotating_generation_size",
+        [](uint64_t capacity, double error_rate, double rotate_at) {
+            const bloomkit::BloomSize s = bloomkit::rotating_generation_size(capacity, error_rate, rotate_at);
+            return std::make_tuple(s.num_bits, s.num_hashes, s.error_rate);
+        },
+        py::arg("capacity"), py::arg("error_rate"), py::arg("rotate_at"),
+        "(num_bits, num_hashes, error bound at rotation) of a generation rotating at `rotate_at` of its bits set.");
+    m.def(
         "check_layout_overhead",
         [=](const std::string& layout, uint64_t capacity, double error_rate, uint64_t num_bits) {
             bloomkit::check_layout_overhead(layout_of(layout), capacity, error_rate, num_bits);

@@ -48,6 +48,7 @@ from .cuckoo import (
     TooManyCopiesError as TooManyCopiesError,
 )
 from .dedup import dedup_mask as dedup_mask
+from .orc_bloom import OrcBloomFilter as OrcBloomFilter
 from .rotating_bloom import RotatingBloomFilter as RotatingBloomFilter
 from .scalable_bloom import ScalableBloomFilter as ScalableBloomFilter
 from .spark_sketch import SparkBloomFilter as SparkBloomFilter
@@ -65,6 +66,7 @@ __all__ = [
     "CuckooFilter",
     "CuckooParams",
     "FilterFullError",
+    "OrcBloomFilter",
     "RotatingBloomFilter",
     "ScalableBloomFilter",
     "SecretKeyError",

@@ -66,6 +66,11 @@ def _spark(cls, capacity, error_rate, seed, variant):
     return cls(capacity, error_rate, seed=seed - 2**32 if seed >= 2**31 else seed)
 
 
+def _orc(cls, capacity, error_rate, seed, variant):
+    # ORC's hashing has no seed to choose (row.seeded is False): `seed` is not used.
+    return cls(capacity, error_rate)
+
+
 # The layouts of the Bloom family (cpp/include/bloomkit/layouts.hpp).
 BLOOM_LAYOUTS = ("classic", "blocked512", "split_block")
 
@@ -102,8 +107,10 @@ class FilterRow:
     compound_fpr: bool = False  # estimated_fpr() is a chain's compound rate, not one table's
     # How keys are hashed: "bloomkit" (a key is its canonical bytes, so the
     # int 5 and its 8 bytes are one key) or "spark" (Spark's: ints as Java
-    # longs, strings and binary by their bytes, so those two differ).
+    # longs, strings and binary by their bytes, so those two differ) or "orc"
+    # (ORC's: as Spark's, and floats as Java doubles, so 1 and 1.0 differ).
     hashing: str = "bloomkit"
+    seeded: bool = True  # the seed of make()/build() is the filter's (False: the format fixes the hashing)
 
     @property
     def cls(self) -> type:
@@ -207,6 +214,20 @@ ROWS = (
         order_free=True,
         mergeable=True,
         hashing="spark",
+    ),
+    FilterRow(
+        # Apache ORC's Bloom filter: its bytes are ORC's protobuf message,
+        # read by OrcBloomFilter.from_bytes / from_orc_bytes, not bloomkit.load.
+        "orc",
+        "bloomkit.orc_bloom",
+        "OrcBloomFilter",
+        None,
+        _orc,
+        framed=False,
+        order_free=True,
+        mergeable=True,
+        hashing="orc",
+        seeded=False,
     ),
 )
 

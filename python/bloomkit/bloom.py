@@ -74,8 +74,19 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
                 )
 
             return SparkBloomFilter(*args, **kwargs)
+        # hashing="orc": ORC's hashing and layout (bloomkit.orc_bloom.OrcBloomFilter).
+        if hashing == "orc":
+            from .orc_bloom import OrcBloomFilter
+
+            if kwargs.pop("secret_key", None) is not None:
+                raise ValueError(
+                    "secret_key is not supported with hashing='orc': ORC's format fixes the hash "
+                    "(Murmur3.hash64 and getLongHash, no key) so that ORC can read the filter"
+                )
+
+            return OrcBloomFilter(*args, **kwargs)
         if hashing != "bloomkit":
-            raise ValueError(f"hashing must be 'bloomkit' or 'spark', got {hashing!r}")
+            raise ValueError(f"hashing must be 'bloomkit', 'spark' or 'orc', got {hashing!r}")
         return super().__new__(cls)
 
     @staticmethod
@@ -84,6 +95,13 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         from .spark_sketch import SparkBloomFilter
 
         return SparkBloomFilter.from_spark_bytes(data)
+
+    @staticmethod
+    def from_orc_bytes(data):
+        """Read an ``orc.proto.BloomFilter`` message: a :class:`~bloomkit.orc_bloom.OrcBloomFilter`."""
+        from .orc_bloom import OrcBloomFilter
+
+        return OrcBloomFilter.from_orc_bytes(data)
 
     def __init__(self, capacity, error_rate=0.01, *, seed=0, layout=None, secret_key=None, hashing="bloomkit"):
         key = _keyed.master_key(secret_key)

@@ -11,13 +11,17 @@ from ._base import FilterBase
 from ._fill import FillEstimates as FillEstimates
 from ._fill import estimate_cardinality as estimate_cardinality
 from .calc import _Count, _Layout
+from .orc_bloom import OrcBloomFilter
 from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
 class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
-    # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__).
-    def __new__(cls, *args: Any, hashing: Literal["bloomkit", "spark"] = "bloomkit", **kwargs: Any) -> BloomFilter: ...
+    # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__),
+    # hashing="orc" a bloomkit.orc_bloom.OrcBloomFilter.
+    def __new__(
+        cls, *args: Any, hashing: Literal["bloomkit", "spark", "orc"] = "bloomkit", **kwargs: Any
+    ) -> BloomFilter: ...
     def __init__(
         self,
         capacity: _Count,
@@ -40,6 +44,8 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     ) -> BloomFilter: ...
     @staticmethod
     def from_spark_bytes(data: bytes | bytearray | memoryview) -> SparkBloomFilter: ...
+    @staticmethod
+    def from_orc_bytes(data: bytes | bytearray | memoryview) -> OrcBloomFilter: ...
     _file: _core.MappedFile | None
     _shared_as: tuple[str, str, tuple[int, int]] | None
     @classmethod

@@ -167,7 +167,8 @@ def _round_trip(connection, packed: list) -> list:
     """Send pre-packed commands in one write and read their replies (a pipeline without redis-py's encoder).
 
     An error reply is returned as its ``ResponseError`` (the remaining
-    replies are still read, so the connection stays in step).
+    replies are still read, so the connection stays in step), except
+    CROSSSLOT, which no retry can cure: it raises ``ValueError``.
     """
     from redis.exceptions import ResponseError
 
@@ -179,11 +180,27 @@ def _round_trip(connection, packed: list) -> list:
                 replies.append(connection.read_response())
             except ResponseError as error:
                 replies.append(error)
-        return replies
     except BaseException:
         # A reply may be left unread: drop the socket (the next send reconnects).
         connection.disconnect()
         raise
+    if any(isinstance(reply, ResponseError) and _is_cross_slot(reply) for reply in replies):
+        raise ValueError(_CROSS_SLOT_ADVICE)
+    return replies
+
+
+# Every bloomkit filter in Redis runs scripts and transactions over several
+# keys (parameters and bits; a family member's generations and registry; a
+# window's generations), which Redis Cluster allows only within one hash slot.
+_CROSS_SLOT_ADVICE = (
+    "Redis Cluster refused a command over this filter's keys, which are in different hash slots: on a cluster, "
+    "name the filter with a hash tag, e.g. '{shown}' instead of 'shown', so that all its keys share one slot "
+    "(docs/integrations.md, 'Redis Cluster')"
+)
+
+
+def _is_cross_slot(error) -> bool:
+    return str(error).startswith("CROSSSLOT") or type(error).__name__ == "ClusterCrossSlotError"
 
 
 def _pooled_round_trip(pool, packed: list) -> list:
@@ -489,6 +506,8 @@ class RedisBloomFilter:
                     f"Redis key {self.key!r} has no parameters but its shard {str(error).split(' ', 1)[1]!r} "
                     "exists: the parameters were lost; delete() it to start again"
                 ) from None
+            if _is_cross_slot(error):
+                raise ValueError(_CROSS_SLOT_ADVICE) from None
             raise
         return None if found is None else self._read_meta()
 

@@ -199,34 +199,24 @@ def _ttl_ms(ttl) -> int:
 
 
 def family_geometry(capacity, error_rate, rotate_at) -> tuple:
-    """(num_bits, num_hashes) of one generation: ``capacity`` keys reach ``rotate_at`` of the bits set
-    while its false-positive rate is at most ``error_rate / 2``.
+    """(num_bits, num_hashes) of one generation rotating at ``rotate_at`` of its bits set.
 
-    Classic layout, k independent positions: a generation with a fraction f
-    of its bits set answers "present" for an absent key with probability
-    f^k, so k = ceil(ln(p/2) / ln f) keeps it at or below p/2 when it
-    rotates; n keys set a fraction 1 - e^(-kn/m) of m bits, so
-    m = -k n / ln(1 - f) reaches f at n keys. The OR of the current and
-    previous generation then errs with probability at most
-    1 - (1 - p/2)^2 < p.
+    At that fill a generation errs at most ``error_rate / 2`` (k hashes, each
+    bit set with probability at most ``rotate_at``), and ``capacity`` keys
+    fit in one generation in all but ~3e-5 of members (a 4-sigma margin on
+    the number of bits they set). The formula is the core's
+    (``rotating_generation_size`` in sizing.hpp).
     """
     n = calc.check_capacity(capacity)
     p = calc.check_error_rate(error_rate)
-    if isinstance(rotate_at, bool) or not isinstance(rotate_at, (int, float)) or not 0 < rotate_at < 1:
+    if isinstance(rotate_at, bool) or not isinstance(rotate_at, (int, float)):
         raise ValueError(f"rotate_at must be a fill fraction strictly between 0 and 1, got {rotate_at!r}")
-    k = max(1, math.ceil(math.log(p / 2) / math.log(rotate_at)))
-    if k > 64:
-        raise ValueError(
-            f"error_rate {p!r} at rotate_at {rotate_at!r} needs {k} hashes; at most 64 (rotate at a lower fill)"
-        )
-    num_bits = 64 * math.ceil(-k * n / math.log1p(-rotate_at) / 64)
+    num_bits, k, _ = _core.rotating_generation_size(n, p, float(rotate_at))
     if num_bits > _MAX_MEMBER_BITS:
         raise ValueError(
             f"capacity {n:,} at error_rate {p!r} needs {num_bits:,} bits per member; a family member is one "
             f"Redis string read whole, at most 2**32 bits (use RedisBloomFilter for large filters)"
         )
-    if math.floor(rotate_at * num_bits) < k:
-        raise ValueError(f"capacity {n} is too small: a generation must take at least one key before it rotates")
     return num_bits, k
 
 

@@ -1,0 +1,19 @@
+from . import _core
+from ._algebra import UnionMixin
+from ._fill import FillEstimates
+from ._foreign import ForeignFormatFilter, HashPairs
+from .calc import _Count
+
+__all__ = ["OrcBloomFilter", "orc_bloom_params"]
+
+def orc_bloom_params(capacity: _Count, error_rate: float) -> tuple[int, int]: ...
+
+class _OrcPairs(HashPairs): ...
+
+class OrcBloomFilter(FillEstimates, UnionMixin, ForeignFormatFilter, _core.OrcBloomCore):
+    def __init__(self, capacity: _Count, error_rate: float = 0.01) -> None: ...
+    @classmethod
+    def from_orc_bytes(cls, data: bytes | bytearray | memoryview) -> OrcBloomFilter: ...
+    def to_orc_bytes(self, *, legacy_bitset: bool = False) -> bytes: ...
+    @property
+    def _occupied(self) -> int: ...
