@@ -239,37 +239,28 @@ def spark_orc_dir(tmp_path_factory):
 
     if shutil.which("java") is None:
         pytest.skip("a JDK is needed for Spark")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    import subprocess
 
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .appName("bloomkit-orc-files")
-        .getOrCreate()
-    )
-    try:
-        path = str(tmp_path_factory.mktemp("spark_orc") / "table")
-        # Generated in the JVM (no Python rows shipped): distinct longs, their
-        # hex strings, doubles with fractions.
-        frame = spark.range(ROWS, numPartitions=2).selectExpr(
-            "id * 2654435761 - 40000000000000 AS id",
-            "concat('user-', hex(id * 7919)) AS s",
-            "CAST(id AS DOUBLE) / 3 + 0.1 AS d",
-        )
-        (
-            frame.write.option("orc.bloom.filter.columns", "id,s,d")
-            .option("orc.bloom.filter.fpp", str(FPP))
-            .option("orc.stripe.size", str(32 * 1024))
-            .option("orc.row.index.stride", str(STRIDE))
-            .orc(path)
-        )
-        # The rows of each part file, in file order, as Spark wrote them.
-        parts = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".orc"))
-        yield [(part, orc.ORCFile(part).read()) for part in parts]
-    finally:
-        spark.stop()
+    path = str(tmp_path_factory.mktemp("spark_orc") / "table")
+    # Spark runs in a child process: a JVM started here would be reused by
+    # every later SparkSession of the test process, whose classpath options
+    # (tests/test_spark.py's) would then be ignored. The rows are generated in
+    # the JVM: distinct longs, their hex strings, doubles with fractions.
+    script = f"""
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .appName("bloomkit-orc-files").getOrCreate())
+frame = spark.range({ROWS}, numPartitions=2).selectExpr(
+    "id * 2654435761 - 40000000000000 AS id", "concat('user-', hex(id * 7919)) AS s",
+    "CAST(id AS DOUBLE) / 3 + 0.1 AS d")
+(frame.write.option("orc.bloom.filter.columns", "id,s,d").option("orc.bloom.filter.fpp", "{FPP}")
+ .option("orc.stripe.size", str(32 * 1024)).option("orc.row.index.stride", "{STRIDE}").orc({path!r}))
+spark.stop()
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=600)
+    # The rows of each part file, in file order, as Spark wrote them.
+    parts = sorted(os.path.join(path, name) for name in os.listdir(path) if name.endswith(".orc"))
+    return [(part, orc.ORCFile(part).read()) for part in parts]
 
 
 @pytest.mark.integration
