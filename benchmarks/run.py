@@ -41,6 +41,7 @@ SUITES = {
     "cli-gzip": ("bench_cli_gzip.py", "bloomkit dedup FILE.gz vs zcat FILE.gz | bloomkit dedup"),
     "keyed": ("bench_keyed.py", "SipHash (secret_key=) vs MurmurHash3, ns/key"),
     "mapped-exact": ("bench_mapped_exact.py", "a file mapped r+ with and without exact test-and-set"),
+    "rotating": ("bench_rotating.py", "RotatingBloomFilter vs hand-swapped filter pairs and pyprobables: speed, window FPR"),
     "redis": ("bench_redis.py", "URL-seen set, per-user families, windows: bloomkit vs SET vs RedisBloom"),
     "redis-persistence": ("bench_redis_persistence.py", "what a redis-server SIGKILL costs, per persistence setting"),
     "spark": ("bench_spark.py", "building and applying a filter in PySpark (classic and Spark Connect)"),

@@ -40,9 +40,9 @@ class FilterCase:
     def cls(self) -> type:
         return self.row.cls
 
-    def make(self, capacity: int, error_rate: float, seed: int):
-        """An empty filter (a mutable type)."""
-        return self.row.make(self._first_capacity(capacity), error_rate, seed, self.variant)
+    def make(self, capacity: int, error_rate: float, seed: int, secret_key: "bytes | None" = None):
+        """An empty filter (a mutable type; ``secret_key`` for a keyed row)."""
+        return self.row.make(self._first_capacity(capacity), error_rate, seed, self.variant, secret_key=secret_key)
 
     def build(self, keys, capacity: int, error_rate: float, seed: int):
         """A filter holding ``keys``: made and updated, or built from them (a frozen type)."""

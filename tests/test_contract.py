@@ -21,6 +21,7 @@ import ast
 import collections
 import copy
 import inspect
+import io
 import pickle
 import re
 
@@ -337,6 +338,26 @@ def test_round_trips_are_byte_exact(row, tmp_path):
         assert g.add_many(more).tolist() == f.add_many(more).tolist()
         assert g.to_bytes() == f.to_bytes()
     assert g.contains_many(more).tolist() == f.contains_many(more).tolist()
+
+
+MAPPABLE = [pytest.param(row, id=row.name) for row in FILTER_CASES if row.row.mappable]
+
+
+@pytest.mark.parametrize("row", MAPPABLE)
+def test_a_mappable_row_opens_its_saved_file_read_only_in_place(row, tmp_path):
+    f = filled(row, seed=77)
+    path = tmp_path / f"{row.name}.bkf"
+    f.save(path)
+    before = path.read_bytes()
+    mapped = row.cls.open(path)  # mode "r" is every mappable type's default
+    probes = url_keys(0, 6000)
+    assert type(mapped) is row.cls and mapped == f and mapped.to_bytes() == before
+    assert mapped.contains_many(probes).tolist() == f.contains_many(probes).tolist()
+    assert pickle.loads(pickle.dumps(mapped)) == f
+    if row.row.mutable:  # a read-only mapping refuses writes before they happen
+        with pytest.raises(io.UnsupportedOperation, match="read-only"):
+            mapped.add("x")
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("row", ROWS)

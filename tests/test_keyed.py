@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bloomkit
-from bloomkit import BloomFilter, CountingBloomFilter, CuckooFilter, ScalableBloomFilter, SecretKeyError, _core
-from support import fmix64
+from bloomkit import BloomFilter, CountingBloomFilter, SecretKeyError, _core
+from support import FILTER_CASES, fmix64
 
 VECTORS = Path(__file__).parent / "vectors" / "siphash-2-4-128.txt"
 
@@ -39,13 +39,14 @@ def test_siphash128_rejects_a_key_that_is_not_16_bytes():
 SECRET = bytes(range(100, 132))
 OTHER = bytes(range(200, 232))
 
-FACTORIES = {
-    "bloom": lambda **kw: BloomFilter(5000, 0.01, layout="classic", seed=9, **kw),
-    "bloom_split": lambda **kw: BloomFilter(5000, 0.01, layout="split_block", seed=9, **kw),
-    "counting": lambda **kw: CountingBloomFilter(5000, 0.01, seed=9, **kw),
-    "scalable": lambda **kw: ScalableBloomFilter(500, 0.01, seed=9, layout="blocked512", **kw),
-    "cuckoo": lambda **kw: CuckooFilter(5000, 0.01, seed=9, auto_grow=True, **kw),
-}
+
+def _factory(case):
+    return lambda **kw: case.make(5000, 0.01, 9, **kw)
+
+
+# Every keyed row of the registry (secret_key=) that takes keys, in every variant
+# (a growable row starts at a sixteenth of 5000 and grows).
+FACTORIES = {case.name: _factory(case) for case in FILTER_CASES if case.row.keyed and case.row.mutable}
 
 
 def documented_digest(secret: bytes, seed: int, key) -> tuple[int, int]:

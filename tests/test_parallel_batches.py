@@ -13,8 +13,8 @@ import threading
 import numpy as np
 import pytest
 
-from bloomkit import BloomFilter, CountingBloomFilter, CuckooFilter, ScalableBloomFilter, _core
-from support import assert_exits_cleanly
+from bloomkit import BloomFilter, _core
+from support import FILTER_TYPES, assert_exits_cleanly
 
 # Above kMinParallelKeys (65,536), and not a multiple of the 16,384-key chunk.
 N = 150_001
@@ -130,21 +130,18 @@ def test_file_backed_filter_gives_the_same_file(batch_threads, tmp_path):
     assert two[2].all()
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        pytest.param(lambda: CountingBloomFilter(N, 0.01), id="counting"),
-        pytest.param(lambda: ScalableBloomFilter(N // 4, 0.01), id="scalable"),
-        pytest.param(lambda: CuckooFilter(N, 0.01), id="cuckoo"),
-    ],
-)
-def test_other_filters_look_up_on_two_threads_with_identical_answers(batch_threads, make):
+# Every other registered type, once (its default variant; a growable one
+# starts at a sixteenth of N and grows, a frozen one is built from the keys).
+OTHER_TYPES = [pytest.param(case, id=case.name) for case in FILTER_TYPES if case.row.name != "bloom"]
+
+
+@pytest.mark.parametrize("case", OTHER_TYPES)
+def test_other_filters_look_up_on_two_threads_with_identical_answers(batch_threads, case):
     keys = np.arange(N, dtype=np.uint64)
     probes = np.arange(N // 2, N + N // 2, dtype=np.uint64)
 
     def build():
-        f = make()
-        f.update(keys)
+        f = case.build(keys, N, 0.01, 0)
         return f.to_bytes(), f.contains_many(probes)
 
     one, two = one_and_two(batch_threads, build)

@@ -57,6 +57,13 @@ def test_capability_flags_match_the_class(row):
     for method in ("remove", "discard", "count", "remove_many"):
         assert hasattr(cls, method) == row.removable, method
     assert hasattr(cls, "open") == row.mappable
+    if row.mutable and not row.keyed:  # a keyed row's filter is checked keyed below
+        assert "secret_key" not in inspect.signature(cls).parameters
+    if row.keyed:
+        assert row.make(100, 0.01, 1, secret_key=bytes(range(16))).keyed
+    else:
+        with pytest.raises(TypeError, match=f"{row.class_name} takes no secret_key"):
+            row.make(100, 0.01, 1, secret_key=bytes(range(16)))
     assert hasattr(cls, "union") == row.mergeable
     assert callable(getattr(cls, row.first_seen, None)) or not row.mutable  # a frozen type takes no keys
     for variant in row.variants or (None,):

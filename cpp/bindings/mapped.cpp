@@ -1,7 +1,7 @@
 // File-backed BloomFilter bindings (bloomkit/mapped_file.hpp): the opaque
 // MappedFile handle, BloomCore construction over a mapping, flush/close
-// under the filter's guard, and the Python exceptions for closed and
-// read-only filters.
+// (mapped.hpp, shared with the rotating filter), and the Python exceptions
+// for closed and read-only filters.
 #include <bloomkit/mapped_file.hpp>
 
 #include <pybind11/stl.h>
@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "common.hpp"
+#include "mapped.hpp"
 
 namespace bloomkit_py {
 
@@ -75,28 +76,7 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
         }),
         py::arg("file"), py::arg("verify"));
 
-    // flush() and close() take the guard: flush reads the bits (shared
-    // lock), close waits for every running batch of this process (exclusive
-    // lock) before the bits are dropped, so no batch ever sees the mapping
-    // go away under it.
-    cls.def("_flush", [](G& self, std::shared_ptr<MappedFile> file) {
-        self.guard.released_read([&] {
-            if (self.core.closed()) throw bloomkit::ClosedError("I/O operation on closed filter");
-            if (file) file->flush();
-        });
-    });
-    // The last writer to close writes the checksum and marks the file closed
-    // (MappedFile::close), after this process's batches have ended.
-    cls.def("_close", [](G& self, std::shared_ptr<MappedFile> file) {
-        self.guard.released_write([&] {
-            if (self.core.closed()) return;
-            self.core.close();
-            if (file) file->close();
-        });
-    });
-    cls.def_property_readonly(
-        "closed", [](G& self) { return self.core.closed(); },
-        "True after close(): every further use raises ValueError.");
+    bind_file_methods<BloomFilter>(cls);
 }
 
 }  // namespace bloomkit_py

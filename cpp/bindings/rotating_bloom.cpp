@@ -1,6 +1,8 @@
 // RotatingBloomFilter bindings: the common surface, the clock hand-over
-// (_observe) and the window's figures. Conversion only; batches run without
-// the GIL through bind_common.
+// (_observe), the window's figures and the file-backed filter
+// (RotatingBloomFilter.open: a mapped file, mapped.hpp). Conversion only;
+// batches run without the GIL through bind_common.
+#include <bloomkit/mapped_file.hpp>
 #include <bloomkit/rotating_bloom.hpp>
 
 #include <pybind11/stl.h>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "mapped.hpp"
 
 namespace bloomkit_py {
 
@@ -33,6 +36,32 @@ void bind_rotating_bloom(py::module_& m) {
             py::arg("capacity"), py::arg("error_rate"), py::arg("window"), py::arg("seed"),
             py::arg("layout") = "classic");
     bind_common<RotatingBloomFilter>(cls);
+
+    // The filter over a mapped file's payload, in place; a writable file
+    // holds its writer lock (MappedFile._lock_writers) before this.
+    cls.def(py::init([](std::shared_ptr<bloomkit::MappedFile> file, bool verify) {
+                return AccessGuard::without_gil([&] {
+                    return new G(
+                        bloomkit::map_rotating(file, verify ? bloomkit::Checksum::Verify : bloomkit::Checksum::Skip));
+                });
+            }),
+            py::arg("file"), py::arg("verify"));
+    m.def(
+        "_create_rotating_file",
+        [](int fd, const std::string& path, uint64_t capacity, double error_rate, const WindowSpec& window,
+           uint32_t seed, const std::string& layout) {
+            RotatingParams params;
+            params.capacity = capacity;
+            params.error_rate = error_rate;
+            params.window = window;
+            params.seed = seed;
+            params.layout = bloomkit::layout_from_name(layout);
+            return AccessGuard::without_gil(
+                [&] { return bloomkit::create_rotating_file<bloomkit::MappedFile>(fd, path, params); });
+        },
+        py::arg("fd"), py::arg("path"), py::arg("capacity"), py::arg("error_rate"), py::arg("window"), py::arg("seed"),
+        py::arg("layout"));
+    bind_file_methods<RotatingBloomFilter>(cls);
 
     // The clock reading of the calls that follow (time windows; a running
     // maximum, no lock needed).

@@ -24,28 +24,28 @@ from typing import Any, Callable
 from . import _core
 
 
-def _bloom(cls, capacity, error_rate, seed, variant):
-    return cls(capacity, error_rate, seed=seed, layout=variant)
+def _bloom(cls, capacity, error_rate, seed, variant, secret_key=None):
+    return cls(capacity, error_rate, seed=seed, layout=variant, secret_key=secret_key)
 
 
-def _counting(cls, capacity, error_rate, seed, variant):
-    return cls(capacity, error_rate, seed=seed)
+def _counting(cls, capacity, error_rate, seed, variant, secret_key=None):
+    return cls(capacity, error_rate, seed=seed, secret_key=secret_key)
 
 
-def _scalable(cls, capacity, error_rate, seed, variant):
-    return cls(initial_capacity=capacity, error_rate=error_rate, seed=seed, layout=variant)
+def _scalable(cls, capacity, error_rate, seed, variant, secret_key=None):
+    return cls(initial_capacity=capacity, error_rate=error_rate, seed=seed, layout=variant, secret_key=secret_key)
 
 
-def _cuckoo(cls, capacity, error_rate, seed, variant):
-    return cls(capacity, error_rate, seed=seed)
+def _cuckoo(cls, capacity, error_rate, seed, variant, secret_key=None):
+    return cls(capacity, error_rate, seed=seed, secret_key=secret_key)
 
 
-def _rotating(cls, capacity, error_rate, seed, variant):
+def _rotating(cls, capacity, error_rate, seed, variant, secret_key=None):
     # A window of 10**18 keys in 2 generations: one generation sized for
     # `capacity` that never rotates and reads no clock, so a built filter is
     # the same bytes whenever it is built (golden files) and keeps every key
     # (the contract); forgetting is tests/test_rotating.py's.
-    return cls(capacity, error_rate, window=10**18, generations=2, seed=seed, layout=variant)
+    return cls(capacity, error_rate, window=10**18, generations=2, seed=seed, layout=variant, secret_key=secret_key)
 
 
 def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
@@ -85,7 +85,8 @@ class FilterRow:
     tag: "int | None"  # type tag of its frames; None when its bytes are not a bloomkit frame
     # factory(cls, capacity, error_rate, seed, variant): an empty filter for
     # `capacity` distinct keys at `error_rate` (variant None: the class's
-    # default); a frozen type's factory also takes keys= and builds from them.
+    # default); a frozen type's factory also takes keys= and builds from them,
+    # a keyed one secret_key=.
     factory: Callable[..., Any] = field(repr=False)
     variants: tuple = ()  # values of the factory's `variant` the contract suite runs over
     mutable: bool = True  # add / update allowed (a frozen type is built once)
@@ -94,7 +95,8 @@ class FilterRow:
     # inserted as new misses the new keys that were false positives).
     exact_count: bool = False
     growable: bool = False  # keeps its error rate past `capacity` by growing
-    mappable: bool = False  # open() maps a file (Bloom: read, write, create; binary fuse: read-only)
+    keyed: bool = False  # secret_key= (keyed SipHash hashing, docs/RELIABILITY.md): make(..., secret_key=)
+    mappable: bool = False  # open() maps a file (Bloom, rotating: read, write, create; binary fuse: read-only)
     windowed: bool = False  # forgets keys older than a window
     framed: bool = True  # to_bytes() is a docs/FORMAT.md frame, loadable by bloomkit.load
     order_free: bool = False  # the same keys in any order give byte-equal filters
@@ -116,11 +118,18 @@ class FilterRow:
     def cls(self) -> type:
         return getattr(importlib.import_module(self.module), self.class_name)
 
-    def make(self, capacity, error_rate=0.01, seed=0, variant=None):
-        """An empty filter of this type (``variant``: one of ``variants``, or None for the default)."""
+    def make(self, capacity, error_rate=0.01, seed=0, variant=None, secret_key=None):
+        """An empty filter of this type (``variant``: one of ``variants``, or None for the default).
+
+        ``secret_key`` only for a ``keyed`` row (TypeError otherwise).
+        """
         if variant is not None and variant not in self.variants:
             raise ValueError(f"{self.class_name} has no variant {variant!r} (variants: {self.variants})")
-        return self.factory(self.cls, capacity, error_rate, seed, variant)
+        if secret_key is None:
+            return self.factory(self.cls, capacity, error_rate, seed, variant)
+        if not self.keyed:
+            raise TypeError(f"{self.class_name} takes no secret_key")
+        return self.factory(self.cls, capacity, error_rate, seed, variant, secret_key=secret_key)
 
     def build(self, keys, capacity, error_rate=0.01, seed=0, variant=None):
         """A filter of this type holding ``keys``: made and updated, or, for a frozen type, built from them."""
@@ -140,6 +149,7 @@ ROWS = (
         "BloomFilter",
         1,
         _bloom,
+        keyed=True,
         variants=BLOOM_LAYOUTS,
         mappable=True,
         order_free=True,
@@ -151,6 +161,7 @@ ROWS = (
         "CountingBloomFilter",
         2,
         _counting,
+        keyed=True,
         removable=True,
         order_free=True,
         mergeable=True,
@@ -161,6 +172,7 @@ ROWS = (
         "ScalableBloomFilter",
         3,
         _scalable,
+        keyed=True,
         variants=BLOOM_LAYOUTS,
         growable=True,
         count_label="keys inserted as new (exact)",
@@ -172,6 +184,7 @@ ROWS = (
         "CuckooFilter",
         4,
         _cuckoo,
+        keyed=True,
         removable=True,
         exact_count=True,
         first_seen="_add_new_many",
@@ -183,7 +196,9 @@ ROWS = (
         "RotatingBloomFilter",
         5,
         _rotating,
+        keyed=True,
         variants=BLOOM_LAYOUTS,
+        mappable=True,
         windowed=True,
         count_label="keys in the window (exact)",
         compound_fpr=True,

@@ -12,7 +12,7 @@ from ._fill import FillEstimates, estimate_cardinality
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
 
-class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
+class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     """A Bloom filter: a set that may answer "present" for absent keys, never the reverse.
 
     Parameters
@@ -143,9 +143,6 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     _occupied = _core.BloomCore._set_bits
 
     # -- file-backed filters (docs/decisions.md, "File-backed filters") ---
-    _file = None  # the bloomkit._core.MappedFile of a filter made by open()
-    _shared_as = None  # (absolute path, "r" or "r+", (st_dev, st_ino)): what a pickle reopens
-
     @classmethod
     def open(cls, path, mode="r", *, capacity=None, error_rate=0.01, seed=0, layout=None, verify=False, exact=True):
         """A filter whose bits are the file at ``path``, mapped into memory (no copy).
@@ -179,47 +176,11 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         """
         return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact)
 
-    def flush(self) -> None:
-        """Sync the mapping to the file; the only writer also writes the checksum first.
-
-        With the checksum, the file loads as it is now (reads the whole
-        filter); while other writers have it open, the last one to close
-        writes it. A no-op for a filter not opened writable; ``ValueError``
-        once closed.
-        """
-        self._flush(self._file)
-
-    def close(self) -> None:
-        """Sync a writable file-backed filter (the last writer: checksum and clean mark) and release the bits.
-
-        Waits for batches running in other threads of this process. Any later
-        use raises ``ValueError``; closing twice does nothing.
-        """
-        self._close(self._file)
-        self._file = None
-
-    def __enter__(self):
-        return self
-
-    def __reduce_ex__(self, protocol):
-        # A mapped filter crosses a process boundary as its file (_mapped.py).
-        if self._file is not None:
-            return _mapped.reduce_mapped(self)
-        return super().__reduce_ex__(protocol)
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
-
     def _check_capacity(self, stacklevel: int = 1) -> None:
         # A file-backed filter counts its set bits by reading the whole file
         # (other processes add too), so it is not checked after every batch.
         if self._file is None:
             super()._check_capacity(stacklevel + 1)
-
-    def _display_rows(self) -> dict:
-        if self.closed:
-            return {"state": "closed"}
-        return super()._display_rows()
 
     def _positions_many(self, keys) -> np.ndarray:
         """``(len(keys), num_hashes)`` uint64 array: the bit indices each key sets.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import NamedTuple
 
-from . import _core, _keyed, calc
+from . import _core, _keyed, _mapped, calc
 from ._base import FilterBase
 from ._fill import fill_false_positive_rate
 from ._window import DEFAULT_GENERATIONS, WindowSpec
@@ -21,7 +22,7 @@ class GenerationInfo(NamedTuple):
     fill_ratio: float
 
 
-class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
+class RotatingBloomFilter(_mapped.FileBacked, FilterBase, _core.RotatingBloomCore):
     """Sliding-window membership: a key is remembered for the last ``window``.
 
     A ring of ``generations`` Bloom filters of one geometry: adds go to the
@@ -107,6 +108,79 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
         _core.RotatingBloomCore.__init__(self, capacity, error_rate, spec, calc.check_seed(seed), layout)
         _keyed.apply(self, key)
         self._clock = clock
+
+    # -- file-backed filters (docs/rotating.md, "Shared files") -----------
+    @classmethod
+    def open(
+        cls,
+        path,
+        mode="r",
+        *,
+        capacity=None,
+        error_rate=0.01,
+        window=None,
+        generations=None,
+        clock=time.time,
+        seed=0,
+        layout=None,
+        verify=False,
+    ):
+        """A filter whose generations and state are the file at ``path``, mapped into memory (no copy).
+
+        ``mode="r"`` maps a saved filter read-only (any write raises
+        ``io.UnsupportedOperation``); ``"r+"`` maps it writable and shared by
+        every process that opens it; ``"w+"`` creates the file for
+        ``capacity``/``error_rate``/``window``/``generations``/``seed``/
+        ``layout`` (as the constructor) without building the filter in RAM
+        (disk space reserved first, the file built beside ``path`` and
+        renamed over it), then maps it as ``"r+"``.
+
+        All generations live in the one file. Every write -- each ``add``,
+        each chunk of a batch, and the rotation to a new generation before
+        it -- holds an exclusive lock on the file, so across processes and
+        threads exactly one adder of a key is told it is new, and a rotation
+        happens once, by whichever writer first sees the clock (or the key
+        count) reach the next generation. Readers take no lock and always see
+        a consistent set of generations. ``clock`` is this process's (not
+        stored in the file); ``window`` and ``capacity`` are read from the
+        file for ``"r"``/``"r+"``.
+
+        Pickling an open filter sends its path and mode (the receiver maps
+        the same file and reads ``time.time``). A writable file is marked
+        open for writing until the last writer's :meth:`close` writes its
+        checksum; a file whose writer died loads as "not closed cleanly", and
+        ``RotatingBloomFilter.open(path, "r+").close()`` repairs it.
+        """
+        if not callable(clock):
+            raise TypeError(f"clock must be a callable returning seconds, got {type(clock).__name__}")
+        create = None
+        if mode == "w+":
+            if capacity is None or window is None:
+                raise TypeError(
+                    "RotatingBloomFilter.open(path, 'w+') creates a filter: capacity and window are required"
+                )
+            capacity = calc.check_capacity(capacity)
+            error_rate = calc.check_error_rate(error_rate)
+            spec = WindowSpec(window, DEFAULT_GENERATIONS if generations is None else generations)
+            if layout is None:
+                layout = calc.default_layout(spec.generation_capacity(capacity), spec.generation_error_rate(error_rate))
+            else:
+                layout = calc.check_layout(layout)
+            seed = calc.check_seed(seed)
+
+            def create(handle, name):
+                return _core._create_rotating_file(handle.fileno(), name, capacity, error_rate, spec, seed, layout)
+
+        elif mode in _mapped.MODES and (
+            capacity is not None or window is not None or generations is not None or layout is not None
+        ):
+            raise TypeError(
+                f"capacity, window, generations and layout are for mode 'w+'; mode {mode!r} reads them from "
+                f"{os.fsdecode(os.fspath(path))}"
+            )
+        instance = _mapped.open_mapped(cls, path, mode, create, verify)
+        instance._clock = clock
+        return instance
 
     # -- the clock -------------------------------------------------------
     @property
@@ -205,6 +279,8 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
 
     def _display_rows(self) -> dict:
         rows = super()._display_rows()
+        if self.closed:
+            return rows
         rows["count"] = f"{rows['count']:,} (= len: keys in the window, exact)"
         rows["estimated_fpr"] = f"{rows['estimated_fpr']:.4g} (whole window, target {self.error_rate:g})"
         return rows

@@ -1,5 +1,7 @@
 import datetime
-from typing import Any, Callable, NamedTuple
+import os
+from types import TracebackType
+from typing import Any, Callable, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +30,32 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
         seed: int = 0,
         layout: _Layout | None = None,
         secret_key: bytes | None = None,
+    ) -> None: ...
+    _file: _core.MappedFile | None
+    _shared_as: tuple[str, str, tuple[int, int]] | None
+    @classmethod
+    def open(
+        cls,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+        mode: Literal["r", "r+", "w+"] = "r",
+        *,
+        capacity: _Count | None = None,
+        error_rate: float = 0.01,
+        window: str | int | float | datetime.timedelta | _core.WindowSpec | None = None,
+        generations: int | None = None,
+        clock: Callable[[], float] = ...,
+        seed: int = 0,
+        layout: _Layout | None = None,
+        verify: bool = False,
+    ) -> RotatingBloomFilter: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> RotatingBloomFilter: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None: ...
     @property
     def clock(self) -> Callable[[], float]: ...

@@ -195,6 +195,26 @@ inline T load_once(const T* value) {
 #endif
 }
 
+// A word of state shared with other processes (a rotating filter's state
+// block in a file mapped "r+", rotating_bloom.hpp): the writer publishes with
+// a release store, readers load with acquire, so a reader that sees a new
+// generation number also sees the cleared bits written before it.
+inline uint64_t load_acquire64(const uint64_t* word) {
+#if defined(_MSC_VER) && !defined(__clang__)
+    return *static_cast<const volatile uint64_t*>(word);
+#else
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+#endif
+}
+
+inline void store_release64(uint64_t* word, uint64_t value) {
+#if defined(_MSC_VER) && !defined(__clang__)
+    *static_cast<volatile uint64_t*>(word) = value;
+#else
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+#endif
+}
+
 // Whether this build uses the portable fallbacks (reported by the bindings).
 constexpr bool kPortable =
 #if defined(BLOOMKIT_PORTABLE)

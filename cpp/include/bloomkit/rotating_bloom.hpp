@@ -22,12 +22,36 @@
 // All state lives in one word array -- a state block, then the g bit arrays
 // on cache-line boundaries -- which is the frame's payload as is
 // (docs/FORMAT.md, type tag 5).
+//
+// A file mapped "r+" (map_rotating, mapped_file.hpp) is shared by every
+// process that maps it, and a rotation rewrites the state block and clears
+// a slot, which atomic ORs cannot make safe. So every write (add, each
+// chunk of a batch, the rotation before it, clear) runs under the file's
+// writer lock (writer_lock.hpp); a writable mapping without one is refused.
+// Readers take no lock. A rotation publishes in an order that keeps every
+// instant a valid state, for readers and for a file whose writer is killed
+// half-way (state words stored with release, loaded with acquire):
+//   1. the slot's count is zeroed, then its generation marked empty (its
+//      generation had expired: readers stop probing it);
+//   2. its bits are cleared;
+//   3. its new generation number is stored (not yet live: above current,
+//      a "pending" slot that check_state accepts);
+//   4. current is advanced to it.
+// A time window that jumps several generations advances current one
+// generation at a time, so a state block never names a generation above
+// current. A key window's keys_seen is advanced only after the keys are in,
+// so a writer killed between steps 4 and the keys leaves current one ahead
+// of the keys seen: a valid state too (check_state).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +63,7 @@
 #include "hash.hpp"
 #include "keys.hpp"
 #include "layouts.hpp"
+#include "platform.hpp"
 #include "sizing.hpp"
 #include "storage.hpp"
 #include "window.hpp"
@@ -96,6 +121,17 @@ class RotatingBloomFilter {
         return with_layout(geometry_.layout, geometry_.num_bits, geometry_.num_hashes, std::forward<F>(f));
     }
 
+    // Runs f() under the writer lock of a file mapped "r+" (every write to
+    // a shared file; see the top of this file), directly otherwise. Defined
+    // before its uses because the return type is deduced.
+    template <class F>
+    decltype(auto) with_writer_lock(F&& f) {
+        WriterLock* const lock = storage_.writer_lock();
+        if (lock == nullptr) return f();
+        std::lock_guard<WriterLock> exclusive(*lock);
+        return f();
+    }
+
     explicit RotatingBloomFilter(const RotatingParams& params)
         : RotatingBloomFilter(params, checked(params).generation_geometry()) {}
 
@@ -108,10 +144,12 @@ class RotatingBloomFilter {
 
     // The generation adds go to, as stored (kNoGeneration before a time
     // window's first add).
-    int64_t stored_current() const { return state()[0]; }
-    uint64_t keys_seen() const { return state()[1]; }
-    int64_t slot_generation(uint32_t slot) const { return static_cast<int64_t>(state()[kStateHeaderWords + 2 * slot]); }
-    uint64_t slot_count(uint32_t slot) const { return state()[kStateHeaderWords + 2 * slot + 1]; }
+    int64_t stored_current() const { return static_cast<int64_t>(state_word(0)); }
+    uint64_t keys_seen() const { return state_word(1); }
+    int64_t slot_generation(uint32_t slot) const {
+        return static_cast<int64_t>(state_word(kStateHeaderWords + 2 * uint64_t(slot)));
+    }
+    uint64_t slot_count(uint32_t slot) const { return state_word(count_word(slot)); }
 
     // The generation current for lookups: the stored one, or the clock's if
     // observe() has seen a later one (a time window between adds, or
@@ -181,17 +219,20 @@ class RotatingBloomFilter {
     // negative inside the window).
     bool add(Hash128 h) {
         writable();
-        rotate_for_next_keys();
-        const uint32_t newest = window().slot(stored_current());
-        bool present = false;
-        visit_layout([&](const auto& layout) {
-            for (uint32_t s = 0; s < generations() && !present; ++s)
-                if (s != newest && slot_live(s, stored_current()) && layout.contains(slot_words(s), h)) present = true;
-            present = (layout.add(slot_words(newest), h) == 0) || present;
+        return with_writer_lock([&] {
+            rotate_for_next_keys();
+            const int64_t now = stored_current();
+            const uint32_t newest = window().slot(now);
+            bool present = false;
+            visit_layout([&](const auto& layout) {
+                for (uint32_t s = 0; s < generations() && !present; ++s)
+                    if (s != newest && slot_live(s, now) && layout.contains(slot_words(s), h)) present = true;
+                present = (layout.add(slot_words(newest), h) == 0) || present;
+            });
+            if (!present) set_state(count_word(newest), slot_count(newest) + 1);
+            set_state(1, keys_seen() + 1);
+            return present;
         });
-        if (!present) ++mutable_state()[count_word(newest)];
-        ++mutable_state()[1];
-        return present;
     }
 
     // Batch insert with the sequential semantics of add(), rotating inside
@@ -205,15 +246,20 @@ class RotatingBloomFilter {
         std::vector<uint8_t> older;
         std::vector<uint8_t> scratch;
         visit_layout([&](const auto& layout) {
+            // The writer lock of a shared file is held for one chunk at a
+            // time, never while keys are hashed (hashing may take the GIL).
             hash_chunks(keys, seed(), [&](size_t first, const Hash128* digests, size_t count) {
-                size_t done = 0;
-                while (done < count) {
-                    rotate_for_next_keys();
-                    const size_t run = static_cast<size_t>(std::min<uint64_t>(count - done, keys_left_in_generation()));
-                    add_run(layout, digests + done, run, was_present ? was_present + first + done : nullptr, older,
-                            scratch);
-                    done += run;
-                }
+                with_writer_lock([&] {
+                    size_t done = 0;
+                    while (done < count) {
+                        rotate_for_next_keys();
+                        const size_t run =
+                            static_cast<size_t>(std::min<uint64_t>(count - done, keys_left_in_generation()));
+                        add_run(layout, digests + done, run, was_present ? was_present + first + done : nullptr, older,
+                                scratch);
+                        done += run;
+                    }
+                });
             });
         });
     }
@@ -239,12 +285,24 @@ class RotatingBloomFilter {
     // Empty, as new: no generation, no keys seen.
     void clear() {
         writable();
-        std::fill(storage_.begin(), storage_.end(), uint64_t(0));
-        init_state();
+        with_writer_lock([&] {
+            std::fill(storage_.begin(), storage_.end(), uint64_t(0));
+            init_state();
+        });
         observed_.store(kNoGeneration, std::memory_order_relaxed);
     }
 
+    // Drops the storage (and with it the last reference to a mapping);
+    // every later use raises ClosedError.
+    void close() {
+        storage_ = WordStorage();
+        closed_ = true;
+    }
+    bool closed() const { return closed_; }
+
     bool operator==(const RotatingBloomFilter& other) const {
+        require_open();
+        other.require_open();
         const RotatingParams& a = params_;
         const RotatingParams& b = other.params_;
         return a.capacity == b.capacity && a.error_rate == b.error_rate && a.window == b.window && a.seed == b.seed &&
@@ -256,23 +314,26 @@ class RotatingBloomFilter {
 
     static constexpr size_t kParamsSize = 64;
 
-    void write_params(ByteWriter& w) const {
-        w.u64(params_.capacity);
-        w.f64(params_.error_rate);
-        w.u32(params_.seed);
-        w.u32(static_cast<uint32_t>(params_.layout));
-        w.u32(static_cast<uint32_t>(window().unit()));
-        w.u32(window().generations());
-        w.u64(window().keys());
-        w.f64(window().seconds());
-        w.u64(geometry_.num_bits);
-        w.u32(geometry_.num_hashes);
+    void write_params(ByteWriter& w) const { write_params(w, params_, geometry_); }
+
+    static void write_params(ByteWriter& w, const RotatingParams& params, const BloomGeometry& geometry) {
+        w.u64(params.capacity);
+        w.f64(params.error_rate);
+        w.u32(params.seed);
+        w.u32(static_cast<uint32_t>(params.layout));
+        w.u32(static_cast<uint32_t>(params.window.unit()));
+        w.u32(params.window.generations());
+        w.u64(params.window.keys());
+        w.f64(params.window.seconds());
+        w.u64(geometry.num_bits);
+        w.u32(geometry.num_hashes);
         w.u32(0);  // reserved
     }
 
     std::vector<uint8_t> serialize() const { return frame_bytes(*this); }
 
     void serialize_to(FrameSink& sink) const {
+        require_open();
         write_frame(
             sink, FilterType::RotatingBloom, nbytes(), [&](ByteWriter& w) { write_params(w); },
             [&](ByteWriter& w) { w.words(storage_.data(), storage_.size()); });
@@ -285,8 +346,113 @@ class RotatingBloomFilter {
     // words they need, and only then the payload, read straight into the
     // storage; then the state block and each generation's padding.
     static RotatingBloomFilter read_from(FrameReader& frame) {
-        if (frame.version() < 2) throw FormatError("a RotatingBloomFilter frame has format version 2");
-        ByteReader r = frame.params();
+        const Stored stored = read_stored(frame.version(), frame.params(), frame.payload_length());
+        RotatingBloomFilter filter(stored.params, stored.geometry);
+        frame.payload().words(filter.storage_.data(), filter.storage_.size(), "payload");
+        filter.check_state(filter.state());
+        filter.check_padding();
+        return filter;
+    }
+
+    // A filter over the payload of a validated frame in place (a mapped
+    // file: map_rotating); `wrap(words, count)` makes the WordStorage.
+    // The same checks as read_from; the state block is checked on a
+    // consistent snapshot (stable_state), since writers in other processes
+    // may be rotating while it is read.
+    template <class Wrap>
+    static RotatingBloomFilter in_place(const Frame& frame, Wrap&& wrap) {
+        const Stored stored =
+            read_stored(frame.version, ByteReader(frame.params, frame.params_length), frame.payload_length);
+        auto* payload = reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(frame.payload));
+        RotatingBloomFilter filter(stored.params, stored.geometry, wrap(payload, stored.words));
+        filter.check_state(filter.stable_state().data());
+        filter.check_padding();
+        return filter;
+    }
+
+    // What a new file for an empty filter of `params` starts with: header,
+    // params, padding and the initial state block (the generations' bits
+    // are the zeros that follow), and the whole file's size.
+    struct FilePrefix {
+        std::vector<uint8_t> bytes;
+        uint64_t file_size;
+    };
+    static FilePrefix file_prefix(const RotatingParams& params) {
+        params.validate();
+        const BloomGeometry geometry = params.generation_geometry();
+        const uint32_t g = params.window.generations();
+        const uint64_t payload = total_bytes(g, geometry.num_bits);
+        std::vector<uint8_t> param_bytes;
+        {
+            ByteWriter w(param_bytes);
+            write_params(w, params, geometry);
+        }
+        FilePrefix prefix;
+        ByteWriter w(prefix.bytes);
+        write_frame_prefix(w, FilterType::RotatingBloom, param_bytes, payload);
+        const uint64_t header = prefix.bytes.size();
+        const std::vector<uint64_t> state = initial_state(params.window);
+        w.words(state.data(), state.size());
+        prefix.file_size = header + payload + kChecksumSize;
+        return prefix;
+    }
+
+    static RotatingBloomFilter deserialize(const uint8_t* data, size_t len) {
+        SpanSource source(data, len);
+        return read_frame<RotatingBloomFilter>(source);
+    }
+
+    RotatingBloomFilter(const RotatingBloomFilter& other)
+        : params_(other.params_),
+          geometry_(other.geometry_),
+          generation_words_(other.generation_words_),
+          storage_((other.require_open(), other.storage_)),
+          observed_(other.observed_.load(std::memory_order_relaxed)) {}
+    RotatingBloomFilter(RotatingBloomFilter&& other) noexcept
+        : params_(other.params_),
+          geometry_(other.geometry_),
+          generation_words_(other.generation_words_),
+          storage_(std::move(other.storage_)),
+          observed_(other.observed_.load(std::memory_order_relaxed)),
+          closed_(other.closed_) {}
+    RotatingBloomFilter& operator=(const RotatingBloomFilter&) = delete;
+    RotatingBloomFilter& operator=(RotatingBloomFilter&&) = delete;
+
+    // Bytes of the payload for g generations of num_bits bits (for messages
+    // and the bindings' sizing figures).
+    static uint64_t total_bytes(uint32_t generations, uint64_t num_bits) {
+        return (state_words_for(generations) + padded_words(BitArray::words_for(num_bits)) * generations) *
+               sizeof(uint64_t);
+    }
+
+  private:
+    RotatingBloomFilter(const RotatingParams& params, const BloomGeometry& geometry)
+        : params_(params),
+          geometry_(geometry),
+          generation_words_(padded_words(BitArray::words_for(geometry.num_bits))) {
+        const uint64_t words = state_words_for(generations()) + generation_words_ * generations();
+        storage_ = checked_words(words, "rotating filter");
+        init_state();
+    }
+
+    // Over words someone else holds (a mapping), state as stored.
+    RotatingBloomFilter(const RotatingParams& params, const BloomGeometry& geometry, WordStorage borrowed)
+        : params_(params),
+          geometry_(geometry),
+          generation_words_(padded_words(BitArray::words_for(geometry.num_bits))),
+          storage_(std::move(borrowed)) {
+        if (storage_.size() != state_words_for(generations()) + generation_words_ * generations())
+            throw std::logic_error("borrowed storage has the wrong size");
+    }
+
+    // The checked params of a frame and the payload words they need.
+    struct Stored {
+        RotatingParams params;
+        BloomGeometry geometry;
+        uint64_t words;
+    };
+    static Stored read_stored(uint16_t version, ByteReader r, uint64_t payload_length) {
+        if (version < 2) throw FormatError("a RotatingBloomFilter frame has format version 2");
         RotatingParams params;
         params.capacity = r.u64("capacity");
         params.error_rate = r.f64("error_rate");
@@ -323,54 +489,14 @@ class RotatingBloomFilter {
         check_stored(geometry);
         const uint64_t generation_words = padded_words(BitArray::words_for(num_bits));
         const uint64_t state_words = state_words_for(generations);
-        const uint64_t payload_words = frame.payload_length() / sizeof(uint64_t);
-        const bool fits = frame.payload_length() % sizeof(uint64_t) == 0 && payload_words >= state_words &&
+        const uint64_t payload_words = payload_length / sizeof(uint64_t);
+        const bool fits = payload_length % sizeof(uint64_t) == 0 && payload_words >= state_words &&
                           generation_words <= (payload_words - state_words) / generations;
         if (!fits || state_words + generation_words * generations != payload_words)
-            throw FormatError("payload is " + std::to_string(frame.payload_length()) + " bytes but " +
+            throw FormatError("payload is " + std::to_string(payload_length) + " bytes but " +
                               std::to_string(generations) + " generations of num_bits " + std::to_string(num_bits) +
                               (fits ? " need " + std::to_string(total_bytes(generations, num_bits)) : " need more"));
-        RotatingBloomFilter filter(params, geometry);
-        frame.payload().words(filter.storage_.data(), filter.storage_.size(), "payload");
-        filter.check_state();
-        return filter;
-    }
-
-    static RotatingBloomFilter deserialize(const uint8_t* data, size_t len) {
-        SpanSource source(data, len);
-        return read_frame<RotatingBloomFilter>(source);
-    }
-
-    RotatingBloomFilter(const RotatingBloomFilter& other)
-        : params_(other.params_),
-          geometry_(other.geometry_),
-          generation_words_(other.generation_words_),
-          storage_(other.storage_),
-          observed_(other.observed_.load(std::memory_order_relaxed)) {}
-    RotatingBloomFilter(RotatingBloomFilter&& other) noexcept
-        : params_(other.params_),
-          geometry_(other.geometry_),
-          generation_words_(other.generation_words_),
-          storage_(std::move(other.storage_)),
-          observed_(other.observed_.load(std::memory_order_relaxed)) {}
-    RotatingBloomFilter& operator=(const RotatingBloomFilter&) = delete;
-    RotatingBloomFilter& operator=(RotatingBloomFilter&&) = delete;
-
-    // Bytes of the payload for g generations of num_bits bits (for messages
-    // and the bindings' sizing figures).
-    static uint64_t total_bytes(uint32_t generations, uint64_t num_bits) {
-        return (state_words_for(generations) + padded_words(BitArray::words_for(num_bits)) * generations) *
-               sizeof(uint64_t);
-    }
-
-  private:
-    RotatingBloomFilter(const RotatingParams& params, const BloomGeometry& geometry)
-        : params_(params),
-          geometry_(geometry),
-          generation_words_(padded_words(BitArray::words_for(geometry.num_bits))) {
-        const uint64_t words = state_words_for(generations()) + generation_words_ * generations();
-        storage_ = checked_words(words, "rotating filter");
-        init_state();
+        return Stored{params, geometry, payload_words};
     }
 
     static const RotatingParams& checked(const RotatingParams& params) {
@@ -384,8 +510,24 @@ class RotatingBloomFilter {
     }
     static uint64_t count_word(uint32_t slot) { return kStateHeaderWords + 2 * uint64_t(slot) + 1; }
 
-    const uint64_t* state() const { return storage_.data(); }
-    uint64_t* mutable_state() { return storage_.data(); }
+    const uint64_t* state() const {
+        require_open();
+        return storage_.data();
+    }
+    uint64_t* mutable_state() {
+        require_open();
+        return storage_.data();
+    }
+    // One word of the state block, as other processes may be writing it
+    // (acquire), and its store (release): the order of a rotation above.
+    uint64_t state_word(uint64_t i) const { return platform::load_acquire64(state() + i); }
+    void set_state(uint64_t i, uint64_t value) { platform::store_release64(mutable_state() + i, value); }
+    static uint64_t generation_word(uint32_t slot) { return kStateHeaderWords + 2 * uint64_t(slot); }
+
+    void require_open() const {
+        if (closed_) throw ClosedError("I/O operation on closed filter");
+    }
+
     const uint64_t* slot_words(uint32_t slot) const {
         return storage_.data() + state_words_for(generations()) + generation_words_ * slot;
     }
@@ -394,6 +536,7 @@ class RotatingBloomFilter {
     }
 
     void writable() const {
+        require_open();
         if (storage_.access() == StorageAccess::ReadOnly)
             throw ReadOnlyError("filter is read-only (opened with mode 'r'); open it with mode 'r+' to add keys");
     }
@@ -401,14 +544,18 @@ class RotatingBloomFilter {
     // A key window starts in generation 0; a time window in none until its
     // first add (the clock decides which).
     void init_state() {
-        uint64_t* s = mutable_state();
-        s[0] = window().unit() == WindowUnit::Keys ? 0 : static_cast<uint64_t>(kNoGeneration);
-        s[1] = 0;
-        for (uint32_t slot = 0; slot < generations(); ++slot) {
-            s[kStateHeaderWords + 2 * slot] = static_cast<uint64_t>(kNoGeneration);
-            s[count_word(slot)] = 0;
-        }
-        if (window().unit() == WindowUnit::Keys) s[kStateHeaderWords] = 0;  // slot 0 holds generation 0
+        const std::vector<uint64_t> initial = initial_state(window());
+        std::copy(initial.begin(), initial.end(), mutable_state());
+    }
+
+    // The state block of an empty filter (padding included).
+    static std::vector<uint64_t> initial_state(const WindowSpec& window) {
+        std::vector<uint64_t> s(state_words_for(window.generations()), 0);
+        s[0] = window.unit() == WindowUnit::Keys ? 0 : static_cast<uint64_t>(kNoGeneration);
+        for (uint32_t slot = 0; slot < window.generations(); ++slot)
+            s[generation_word(slot)] = static_cast<uint64_t>(kNoGeneration);
+        if (window.unit() == WindowUnit::Keys) s[generation_word(0)] = 0;  // slot 0 holds generation 0
+        return s;
     }
 
     // Makes the generation the next key belongs to current: for a key
@@ -424,14 +571,20 @@ class RotatingBloomFilter {
         if (stored != kNoGeneration && target <= stored) return;
         const int64_t g = static_cast<int64_t>(generations());
         const int64_t first = stored == kNoGeneration ? target : std::max(stored + 1, target - g + 1);
-        uint64_t* s = mutable_state();
+        // Before a time window's first generation every slot is empty, but
+        // for one a writer killed in that first rotation numbered (step 3).
+        if (stored == kNoGeneration)
+            for (uint32_t slot = 0; slot < generations(); ++slot)
+                set_state(generation_word(slot), static_cast<uint64_t>(kNoGeneration));
+        // Steps 1-4 of a rotation (top of this file), one generation at a time.
         for (int64_t generation = first; generation <= target; ++generation) {
             const uint32_t slot = window().slot(generation);
+            set_state(count_word(slot), 0);
+            set_state(generation_word(slot), static_cast<uint64_t>(kNoGeneration));
             std::fill(slot_words(slot), slot_words(slot) + generation_words_, uint64_t(0));
-            s[kStateHeaderWords + 2 * slot] = static_cast<uint64_t>(generation);
-            s[count_word(slot)] = 0;
+            set_state(generation_word(slot), static_cast<uint64_t>(generation));
+            set_state(0, static_cast<uint64_t>(generation));
         }
-        s[0] = static_cast<uint64_t>(target);
     }
 
     // Keys until the current generation of a key window ends (unbounded for
@@ -461,44 +614,57 @@ class RotatingBloomFilter {
             inserted += present == 0;
             if (was_present) was_present[j] = present;
         }
-        uint64_t* s = mutable_state();
-        s[count_word(newest)] += inserted;
-        s[1] += count;
+        set_state(count_word(newest), slot_count(newest) + inserted);
+        set_state(1, keys_seen() + count);
     }
 
-    // The state block of a loaded payload: the current generation in range
-    // and consistent with the key count; every slot empty or holding a
-    // live generation of its own ring position; padding clear.
-    void check_state() const {
-        const int64_t current = stored_current();
-        const uint64_t seen = keys_seen();
+    // The state block `s` of a loaded payload: the current generation in
+    // range and consistent with the key count; every slot empty or holding
+    // a live generation of its own ring position; padding clear.
+    void check_state(const uint64_t* s) const {
+        const int64_t current = static_cast<int64_t>(s[0]);
+        const uint64_t seen = s[1];
+        auto generation_of = [&](uint32_t slot) { return static_cast<int64_t>(s[generation_word(slot)]); };
         auto refuse = [](const std::string& why) { throw FormatError("invalid stored state: " + why); };
         if (window().unit() == WindowUnit::Keys) {
             // Rotation happens before a key goes in, so `current` is the
-            // generation of the last key seen (0 before any).
-            if (current != (seen == 0 ? 0 : window().generation_after(seen - 1)))
+            // generation of the last key seen (0 before any), or the next
+            // one when a writer died between a rotation and its keys.
+            const int64_t last = seen == 0 ? 0 : window().generation_after(seen - 1);
+            if (current != last && current != window().generation_after(seen))
                 refuse("current generation " + std::to_string(current) + " does not follow from " +
                        std::to_string(seen) + " keys seen");
         } else if (current != kNoGeneration && !(std::fabs(static_cast<double>(current)) < kMaxGenerationNumber)) {
             refuse("current generation " + std::to_string(current) + " is out of range");
         }
         for (uint32_t slot = 0; slot < generations(); ++slot) {
-            const int64_t generation = slot_generation(slot);
+            const int64_t generation = generation_of(slot);
+            const uint64_t count = s[count_word(slot)];
             const std::string where = "slot " + std::to_string(slot) + ": ";
             if (generation == kNoGeneration) {
-                if (slot_count(slot) != 0) refuse(where + "an empty slot has a key count");
+                if (count != 0) refuse(where + "an empty slot has a key count");
                 continue;
             }
+            // Step 3 of a rotation whose writer died before step 4: the next
+            // generation, cleared and empty, not yet live.
+            const bool pending = (current == kNoGeneration || generation == current + 1) && count == 0 &&
+                                 window().slot(generation) == slot;
+            if (pending) continue;
             if (current == kNoGeneration || !window().is_live(generation, current) || window().slot(generation) != slot)
                 refuse(where + "generation " + std::to_string(generation) + " is not live in this slot");
-            if (window().unit() == WindowUnit::Keys && slot_count(slot) > window().interval_keys())
-                refuse(where + "key count " + std::to_string(slot_count(slot)) + " exceeds the " +
+            if (window().unit() == WindowUnit::Keys && count > window().interval_keys())
+                refuse(where + "key count " + std::to_string(count) + " exceeds the " +
                        std::to_string(window().interval_keys()) + " keys of a generation");
         }
-        if (current != kNoGeneration && slot_generation(window().slot(current)) != current)
+        if (current != kNoGeneration && generation_of(window().slot(current)) != current)
             refuse("the current generation has no slot");
         for (uint64_t w = kStateHeaderWords + 2 * uint64_t(generations()); w < state_words_for(generations()); ++w)
-            if (state()[w] != 0) refuse("padding after the state block is not zero");
+            if (s[w] != 0) refuse("padding after the state block is not zero");
+    }
+
+    // Each generation's bits beyond num_bits and its padding words clear
+    // (no writer ever sets them, so a shared file needs no snapshot).
+    void check_padding() const {
         const uint64_t used = BitArray::words_for(geometry_.num_bits);
         const uint64_t tail_bits = geometry_.num_bits % 64;
         for (uint32_t slot = 0; slot < generations(); ++slot) {
@@ -511,12 +677,78 @@ class RotatingBloomFilter {
         }
     }
 
+    // A copy of the state block that no writer changed while it was read:
+    // read until two reads in a row are equal. Every state word only grows
+    // between rotations and generation numbers only grow, so equal reads
+    // are one instant's state, never a mix of a rotation's steps. A block
+    // that keeps changing for kStableStateTimeout (writers rotating nonstop)
+    // is refused with an error that says so, never called corrupt.
+    static constexpr std::chrono::milliseconds kStableStateTimeout{2000};
+    std::vector<uint64_t> stable_state() const {
+        const uint64_t words = state_words_for(generations());
+        std::vector<uint64_t> last(words), now(words);
+        auto read = [&](std::vector<uint64_t>& out) {
+            for (uint64_t i = 0; i < words; ++i) out[i] = state_word(i);
+        };
+        read(last);
+        const auto deadline = std::chrono::steady_clock::now() + kStableStateTimeout;
+        for (;;) {
+            read(now);
+            if (now == last) return now;
+            if (std::chrono::steady_clock::now() > deadline)
+                throw std::runtime_error(
+                    "the state block kept changing for 2 s while it was read (writers rotating); "
+                    "open the file again");
+            last.swap(now);
+        }
+    }
+
     RotatingParams params_;
     BloomGeometry geometry_;
     uint64_t generation_words_;
     WordStorage storage_;
     // The latest clock generation observe() has seen (time windows).
     std::atomic<int64_t> observed_{kNoGeneration};
+    bool closed_ = false;
 };
+
+// A RotatingBloomFilter over the payload of a mapped file (mapped_file.hpp's
+// MappedFile), in place: every length, parameter and the state block
+// checked as for a load, the checksum on request. A writable mapping must
+// hold the file's writer lock (MappedFile::lock_writers): every write to a
+// shared rotating file runs under it (the top of this file).
+template <class File>
+RotatingBloomFilter map_rotating(const std::shared_ptr<File>& file, Checksum checksum) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    throw std::runtime_error("file-backed filters need a little-endian host (the payload is little-endian words)");
+#endif
+    if (file->writable() && file->writer_lock() == nullptr)
+        throw std::logic_error("a rotating filter file is written under its writer lock: call lock_writers() first");
+    const Frame frame =
+        parse_frame(file->data(), static_cast<size_t>(file->size()), FilterType::RotatingBloom, checksum);
+    if (frame.keyed)
+        throw FormatError(
+            "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
+            "file-backed filter; use bloomkit.load(path, secret_key=...)");
+    if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
+        throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
+                          " file); load() it and save() it again to map it");
+    RotatingBloomFilter filter = RotatingBloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
+        return WordStorage::borrow(words, count, file, file->access(), file->writer_lock());
+    });
+    file->begin_writing();
+    return filter;
+}
+
+// A new file for an empty RotatingBloomFilter of `params` (the caller's
+// empty temporary file, open read-write at `fd`): its disk space reserved,
+// header, params and the initial state block written, then mapped
+// writable; lock_writers() and map_rotating() make the filter. Nothing of
+// the size of the filter is allocated in memory.
+template <class File>
+std::shared_ptr<File> create_rotating_file(int fd, const std::string& path, const RotatingParams& params) {
+    const RotatingBloomFilter::FilePrefix prefix = RotatingBloomFilter::file_prefix(params);
+    return File::create(fd, path, prefix.bytes, prefix.file_size);
+}
 
 }  // namespace bloomkit
