@@ -8,7 +8,14 @@ import pytest
 from bloomkit import _types
 
 # Every filter type's module (bloomkit/_types.py) and the modules of the package's functions.
-MODULES = ["bloomkit", "bloomkit.calc", *(row.module for row in _types.ROWS), "bloomkit.dedup", "bloomkit._window"]
+MODULES = [
+    "bloomkit",
+    "bloomkit.calc",
+    *(row.module for row in _types.ROWS),
+    "bloomkit.dedup",
+    "bloomkit._window",
+    "bloomkit.parquet",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 redis = pytest.importorskip("redis")
-from redis_server import running_redis  # noqa: E402
+from redis_server import free_port, running_redis  # noqa: E402
 
 from bloomkit.redis import RedisBloomFilter  # noqa: E402
 from bloomkit.redis_family import RedisFilterFamily  # noqa: E402
@@ -27,7 +27,10 @@ ADVICE = r"Redis Cluster refused a command over this filter's keys, which are in
 @pytest.fixture(scope="module")
 def cluster():
     try:
-        with running_redis(("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")) as url:
+        # The cluster bus listens on its own port (by default the client port + 10000, which
+        # does not exist for a free port above 55535): give it a free one too.
+        bus = ("--cluster-port", str(free_port()))
+        with running_redis(("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", *bus)) as url:
             client = redis.Redis.from_url(url)
             assert client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383) == b"OK"
             deadline = time.monotonic() + 20

@@ -1,9 +1,11 @@
-// Parquet's split-block Bloom filter in the core (parquet_bloom.hpp) and
-// xxHash64 (xxhash64.hpp): the published xxHash64 vectors, the Thrift
-// header reader's refusals, and the batch probes equal the single probe.
+// Parquet's split-block Bloom filter in the core (parquet_bloom.hpp), its
+// footer reader (parquet_footer.hpp) and xxHash64 (xxhash64.hpp): the
+// published xxHash64 vectors, the Thrift readers' refusals, the batch probes
+// equal the single probe, and a struct's leaf found with its filters.
 #include <doctest/doctest.h>
 
 #include <bloomkit/parquet_bloom.hpp>
+#include <bloomkit/parquet_footer.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -110,4 +112,103 @@ TEST_CASE("Parquet filter: bitset size must equal the header's; batch probes equ
     const std::vector<int64_t> past_end = {0, 3, 8, 8};
     CHECK(f.contains_offsets(reinterpret_cast<const uint8_t*>(text.data()), text.size(), past_end.data(), 3,
                              found.data()) == 1);
+}
+
+namespace {
+
+// Thrift compact pieces for a FileMetaData built field by field.
+struct Compact {
+    std::vector<uint8_t> out;
+    void field(int delta, uint8_t type) { out.push_back(static_cast<uint8_t>(delta << 4 | type)); }
+    void varint(uint64_t v) {
+        while (v >= 0x80) {
+            out.push_back(static_cast<uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        out.push_back(static_cast<uint8_t>(v));
+    }
+    void zigzag(int64_t v) { varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+    void binary(const std::string& s) {
+        varint(s.size());
+        out.insert(out.end(), s.begin(), s.end());
+    }
+    void list(size_t count, uint8_t type) { out.push_back(static_cast<uint8_t>(count << 4 | type)); }
+    void stop() { out.push_back(0); }
+    // SchemaElement {4: name, 5: num_children (groups only)}.
+    void schema_element(const std::string& name, int children) {
+        field(4, 8);
+        binary(name);
+        if (children > 0) {
+            field(1, 5);
+            zigzag(children);
+        }
+        stop();
+    }
+};
+
+// Schema: root { a, s { id } }; two row groups; s.id has a filter in the
+// second only, with and without a recorded length.
+std::vector<uint8_t> two_row_groups_footer(int64_t offset, int32_t length) {
+    Compact c;
+    c.field(1, 5);  // 1: version
+    c.zigzag(1);
+    c.field(1, 9);  // 2: schema
+    c.list(4, 12);
+    c.schema_element("root", 2);
+    c.schema_element("a", 0);
+    c.schema_element("s", 1);
+    c.schema_element("id", 0);
+    c.field(1, 6);  // 3: num_rows
+    c.zigzag(10);
+    c.field(1, 9);  // 4: row_groups
+    c.list(2, 12);
+    for (int g = 0; g < 2; ++g) {
+        c.field(1, 9);  // RowGroup 1: columns
+        c.list(2, 12);
+        for (int column = 0; column < 2; ++column) {
+            c.field(2, 6);  // ColumnChunk 2: file_offset
+            c.zigzag(4);
+            c.field(1, 12);  // 3: meta_data
+            c.field(1, 5);   // ColumnMetaData 1: type
+            c.zigzag(2);
+            if (g == 1 && column == 1) {
+                c.field(13, 6);  // 14: bloom_filter_offset
+                c.zigzag(offset);
+                if (length >= 0) {
+                    c.field(1, 5);  // 15: bloom_filter_length
+                    c.zigzag(length);
+                }
+            }
+            c.stop();  // meta_data
+            c.stop();  // ColumnChunk
+        }
+        c.stop();  // RowGroup
+    }
+    c.stop();  // FileMetaData
+    return c.out;
+}
+
+}  // namespace
+
+TEST_CASE("Parquet footer: a leaf inside a struct, its filters per row group; every truncation refused") {
+    const std::vector<uint8_t> footer = two_row_groups_footer(123456789012LL, 4096);
+    const ColumnFilters found = find_column_filters(footer.data(), footer.size(), {"s", "id"});
+    REQUIRE(found.found);
+    CHECK(found.leaf_index == 1);
+    REQUIRE(found.row_groups.size() == 2);
+    CHECK(found.row_groups[0].offset == -1);
+    CHECK(found.row_groups[1].offset == 123456789012LL);
+    CHECK(found.row_groups[1].length == 4096);
+    const ColumnFilters flat = find_column_filters(footer.data(), footer.size(), {"a"});
+    CHECK(flat.found);
+    CHECK(flat.leaf_index == 0);
+    CHECK(flat.signature != found.signature);
+    CHECK_FALSE(find_column_filters(footer.data(), footer.size(), {"s"}).found);  // a group, not a leaf
+    const std::vector<uint8_t> unrecorded = two_row_groups_footer(77, -1);
+    CHECK(find_column_filters(unrecorded.data(), unrecorded.size(), {"s", "id"}).row_groups[1].length == -1);
+    for (size_t cut = 0; cut < footer.size(); ++cut)
+        CHECK_THROWS_AS(find_column_filters(footer.data(), cut, {"s", "id"}), FormatError);
+    const std::vector<uint8_t> negative = two_row_groups_footer(-5, 10);
+    CHECK_THROWS_WITH_AS(find_column_filters(negative.data(), negative.size(), {"s", "id"}),
+                         doctest::Contains("bloom_filter_offset is negative"), FormatError);
 }
