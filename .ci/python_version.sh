@@ -25,12 +25,13 @@ FAST_TESTS=(
     test_bloom.py test_counting.py test_scalable.py test_cuckoo.py test_cuckoo_refusal.py
     test_layouts.py test_simd.py test_keyed.py test_limits.py test_error_messages.py
     test_format.py test_golden.py test_loader_safety.py test_fuzz_regressions.py
-    test_save.py test_mmap.py test_mmap_lifecycle.py test_pickle_zero_copy.py
+    test_save.py test_mmap.py test_mmap_lifecycle.py test_pickle_zero_copy.py test_pickle_live_writer.py
     test_memory_lean.py test_batch_memory.py test_capacity.py test_calc.py test_cli.py
 )
 # Threads hammering one filter, its guards (uninitialised instances, metadata
 # read during batches, released buffers) and every type's contract.
-THREAD_TESTS=(test_concurrency.py test_parallel_batches.py test_contract.py test_misuse.py test_int_keys.py)
+THREAD_TESTS=(test_concurrency.py test_parallel_batches.py test_contract.py test_misuse.py test_int_keys.py
+    test_pickle_live_writer.py)
 
 # The wheel, as `pip install .` builds it (isolated build), timed by /usr/bin/time.
 "$python" -m venv "$work/venv"

@@ -26,8 +26,9 @@
 #include <bloomkit/filter_types.hpp>
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
-#include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/orc_bloom.hpp>
+#include <bloomkit/parquet_bloom.hpp>
+#include <bloomkit/parquet_footer.hpp>
 #include <bloomkit/spark_sketch.hpp>
 
 #include <cstddef>
@@ -197,6 +198,23 @@ void try_parquet(const uint8_t* data, size_t size) {
     }
 }
 
+// A Parquet footer (FileMetaData), searched for the column "id" and for
+// "s.id" inside a struct: every row group gets an entry when found.
+void try_parquet_footer(const uint8_t* data, size_t size) {
+    for (const std::vector<std::string>& path : {std::vector<std::string>{"id"}, std::vector<std::string>{"s", "id"}}) {
+        try {
+            const parquet::ColumnFilters found = parquet::find_column_filters(data, size, path);
+            for (const parquet::ChunkFilter& chunk : found.row_groups) {
+                if (chunk.offset < -1 || chunk.length < -1) {
+                    std::fprintf(stderr, "a Parquet footer gave a negative filter offset or length\n");
+                    std::abort();
+                }
+            }
+        } catch (const FormatError&) {
+        }
+    }
+}
+
 // ORC's orc.proto.BloomFilter message (bloomkit.OrcBloomFilter). Protobuf
 // has more than one encoding of the same message (packed or not, unknown
 // fields), so an accepted message must read back equal from bloomkit's own
@@ -225,6 +243,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const FormatError&) {
         try_spark(data, size);
         try_parquet(data, size);
+        try_parquet_footer(data, size);
         try_orc(data, size);
         return 0;
     }

@@ -174,6 +174,14 @@ def parquet_filters() -> dict:
         filters[f"parquet-{name}"] = data[
             chunk.bloom_filter_offset : chunk.bloom_filter_offset + chunk.bloom_filter_length
         ]
+    # Footers (FileMetaData) with the column "id" at the top and inside a struct, several row groups.
+    nested = pa.table({"s": pa.StructArray.from_arrays([table["id"].combine_chunks()], ["id"]), "id": table["id"]})
+    for name, written in (("flat", table), ("struct", nested)):
+        buffer = io.BytesIO()
+        pq.write_table(written, buffer, row_group_size=64, bloom_filter_options={"id": True})
+        data = buffer.getvalue()
+        length = int.from_bytes(data[-8:-4], "little")
+        filters[f"parquet-footer-{name}"] = data[-8 - length : -8]
     return filters
 
 

@@ -388,3 +388,141 @@ def test_a_read_filter_is_read_only_and_describes_itself(pyarrow_file):
     assert 0.0 < f.fill_ratio < 0.6
     assert not hasattr(f, "add") and not hasattr(f, "update")
     assert repr(f).startswith("<ParquetBloomFilter column='text' type=string (BYTE_ARRAY) nbytes=")
+
+
+# ------------------------------------------------------- footers read by the core
+
+
+def test_candidates_read_footers_as_pyarrow_does_flat_and_inside_a_struct(tmp_path):
+    ids = np.arange(20_000, dtype=np.int64)
+    table = pa.table(
+        {"s": pa.StructArray.from_arrays([pa.array(ids)], ["id"]), "name": [f"n{i}" for i in ids.tolist()]}
+    )
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path, row_group_size=5_000, bloom_filter_options={"s.id": {"ndv": 5_000, "fpp": FPP}})
+    meta = pq.ParquetFile(path).metadata
+    _, _, signature, chunks = _core.parquet_column_filters(pq_footer(path), ["s", "id"])
+    assert [
+        (c.bloom_filter_offset, c.bloom_filter_length) for c in (meta.row_group(g).column(0) for g in range(4))
+    ] == [tuple(chunk) for chunk in chunks]
+    assert _core.parquet_column_filters(pq_footer(path), ["name"])[3] == [(-1, -1)] * 4  # no filter on name
+    found = candidates([path], "s.id", [7_000, 19_999])
+    exact = [(path, g) for g in range(4) if read_bloom_filter(path, "s.id", g).contains_many([7_000, 19_999]).any()]
+    assert found == exact and {(path, 1), (path, 3)} <= set(found)
+    assert candidates([path], "name", ["n3"]) == [(path, g) for g in range(4)]  # no filter: every row group
+    assert read_bloom_filter(path, "s.id", 2).contains_many(ids[10_000:15_000]).all()
+    with pytest.raises(KeyError, match="has no column 's'"):
+        candidates([path], "s", [1])
+
+
+def pq_footer(path) -> bytes:
+    data = path.read_bytes()
+    length = int.from_bytes(data[-8:-4], "little")
+    return data[-8 - length : -8]
+
+
+def test_a_damaged_footer_is_a_value_error_naming_the_file(pyarrow_file):
+    path, _ = pyarrow_file
+    data = path.read_bytes()
+    for bad, message in (
+        (data[:-1], "no PAR1 magic"),
+        (data[:-8] + b"PARE", "encrypted footer"),
+        (data[:-8] + (len(data)).to_bytes(4, "little") + b"PAR1", "footer length .* does not fit"),
+        (b"PAR1", r"not a Parquet file \(4 bytes\)"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            candidates([io.BytesIO(bad)], "i64", [1])
+    footer = pq_footer(path)
+    for cut in range(0, len(footer), max(1, len(footer) // 200)):
+        with pytest.raises(ValueError, match="Parquet footer: "):
+            _core.parquet_column_filters(footer[:cut], ["i64"])
+
+
+def test_random_damage_to_a_footer_is_refused_or_read_never_a_crash(pyarrow_file):
+    path, _ = pyarrow_file
+    footer = pq_footer(path)
+    rng = np.random.default_rng(5)
+    outcomes = {"read": 0, "refused": 0}
+    for _ in range(3000):
+        bad = bytearray(footer)
+        for position in rng.integers(0, len(bad), size=rng.integers(1, 4)):
+            bad[position] = int(rng.integers(0, 256))
+        try:
+            found, _, _, chunks = _core.parquet_column_filters(bytes(bad), ["i64"])
+        except ValueError as error:
+            assert str(error).startswith("Parquet footer: ")
+            outcomes["refused"] += 1
+        else:
+            assert all(offset >= -1 and length >= -1 for offset, length in chunks)
+            outcomes["read"] += 1
+    assert outcomes["refused"] > 100 and outcomes["read"] > 100
+
+
+# ------------------------------------------------------------ Spark's writer
+
+SPARK_COLUMNS = {
+    "id": "id",
+    "text": "format_string('user-%09d-é', id)",
+    "i32": "CAST(id * 7 - 3000000 AS INT)",
+    "f64": "id * 0.001D + 0.1D",
+    "day": "date_add(DATE '1970-01-01', CAST(id - 50000 AS INT))",
+}
+
+
+@pytest.fixture(scope="module")
+def spark_file(tmp_path_factory):
+    """100,000 rows written by Spark (parquet-mr) in one file of several row groups, a filter on every column."""
+    import os
+    import shutil
+    import sys
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("a JDK is needed for the Spark writer")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .appName("bloomkit-tests-parquet")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    out = tmp_path_factory.mktemp("parquet") / "spark"
+    try:
+        frame = session.range(N).selectExpr(*(f"{expr} AS {name}" for name, expr in SPARK_COLUMNS.items()))
+        writer = frame.coalesce(1).write.option("parquet.block.size", 1_000_000)
+        for name in SPARK_COLUMNS:
+            writer = writer.option(f"parquet.bloom.filter.enabled#{name}", "true")
+            writer = writer.option(f"parquet.bloom.filter.expected.ndv#{name}", str(ROW_GROUP))
+            writer = writer.option(f"parquet.bloom.filter.fpp#{name}", str(FPP))
+        writer.parquet(str(out))
+    finally:
+        session.stop()
+    (path,) = out.glob("*.parquet")
+    return path, pq.read_table(path)
+
+
+@pytest.mark.integration
+def test_every_key_spark_wrote_is_found_and_duckdb_agrees(spark_file):
+    duckdb = pytest.importorskip("duckdb")
+    path, table = spark_file
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups >= 3 and meta.created_by.startswith("parquet-mr")
+    for column in SPARK_COLUMNS:
+        start = 0
+        filters = []
+        for row_group in range(meta.num_row_groups):
+            rows = meta.row_group(row_group).num_rows
+            f = read_bloom_filter(path, column, row_group)
+            assert f.contains_many(table.column(column).slice(start, rows)).all(), (column, row_group)
+            filters.append(f)
+            start += rows
+        absent = list(range(2 * N, 2 * N + 2000)) if column == "id" else _typed_columns(2 * N, 2000)[column].to_pylist()
+        sample = table.column(column).to_pylist()[::9973] + absent[::200]
+        with duckdb.connect() as con:
+            for key in sample:
+                assert [key in f for f in filters] == _duckdb_says_maybe(con, path, column, key), (column, key)
+    assert {g for _, g in candidates([path], "id", [5, N - 1])} >= {0, meta.num_row_groups - 1}

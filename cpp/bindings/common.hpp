@@ -103,11 +103,12 @@ void apply_frame_key(G& filter, const bloomkit::FrameInfo& frame, const std::opt
 // as its frame requires. The one load path of every type, from bytes or
 // from a file.
 template <class Core>
-Guarded<Core>* read_guarded(bloomkit::ByteSource& source, py::handle key) {
+Guarded<Core>* read_guarded(bloomkit::ByteSource& source, py::handle key,
+                            bloomkit::Checksum checksum = bloomkit::Checksum::Verify) {
     const std::optional<bloomkit::SipKey> master = master_key(key);
     bloomkit::FrameInfo info;
-    std::unique_ptr<Guarded<Core>> filter(
-        AccessGuard::without_gil([&] { return new Guarded<Core>(bloomkit::read_frame<Core>(source, &info)); }));
+    std::unique_ptr<Guarded<Core>> filter(AccessGuard::without_gil(
+        [&] { return new Guarded<Core>(bloomkit::read_frame<Core>(source, &info, checksum)); }));
     apply_frame_key(*filter, info, master);
     return filter.release();
 }
@@ -281,6 +282,54 @@ template <class Core>
 struct ClearFreesStorage<Core, std::void_t<decltype(Core::kClearFreesStorage)>>
     : std::integral_constant<bool, Core::kClearFreesStorage> {};
 
+// --- protocol 5 pickles of a filter that may be written meanwhile ---
+//
+// A pickle's views of the filter's arrays (the "live" parts) are read after
+// the frame's checksum was computed: by the pickler, or by whoever consumes
+// the out-of-band buffers. A writer in between changes them, and then the
+// frame's checksum no longer matches sound bits. So such a pickle carries,
+// besides the pieces, the indices of its live parts and the *fixed-parts
+// check*: MurmurHash3_x64_128 (h1, the frame checksum's seed) of every other
+// part in order — header, params, padding, stage headers, the frame's
+// checksum — all copied when the filter was reduced, so they cannot change.
+// The loader verifies that check and reads the frame with every check but
+// the frame's checksum (docs/RELIABILITY.md, docs/decisions.md).
+
+// The live part indices of a pickle: strictly increasing, and never the
+// first part (the header) nor the last (the frame's checksum), which the
+// fixed-parts check always covers.
+inline std::vector<size_t> live_part_indices(py::handle live, size_t part_count) {
+    std::vector<size_t> indices;
+    for (py::handle item : py::iter(live)) {
+        const auto index = item.cast<long long>();
+        if (index < 1 || static_cast<unsigned long long>(index) + 1 >= part_count ||
+            (!indices.empty() && static_cast<size_t>(index) <= indices.back()))
+            throw py::value_error("live parts must be increasing indices of pieces between the frame's first and last");
+        indices.push_back(static_cast<size_t>(index));
+    }
+    return indices;
+}
+
+inline uint64_t fixed_parts_check(const std::vector<std::unique_ptr<ByteBuffer>>& parts,
+                                  const std::vector<size_t>& live) {
+    bloomkit::Murmur3Stream hash(bloomkit::kChecksumSeed);
+    size_t next_live = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        if (next_live < live.size() && live[next_live] == i) {
+            ++next_live;
+            continue;
+        }
+        hash.update(parts[i]->data(), parts[i]->size());
+    }
+    return hash.digest().h1;
+}
+
+inline std::vector<std::unique_ptr<ByteBuffer>> part_buffers(py::handle parts) {
+    std::vector<std::unique_ptr<ByteBuffer>> buffers;
+    for (py::handle part : py::iter(parts)) buffers.push_back(std::make_unique<ByteBuffer>(part));
+    return buffers;
+}
+
 inline void bind_frame_view(py::module_& m) {
     py::class_<FrameView>(m, "_FrameView", py::buffer_protocol())
         .def_buffer([](FrameView& v) {
@@ -288,6 +337,14 @@ inline void bind_frame_view(py::module_& m) {
                                    {static_cast<py::ssize_t>(v.len)}, {py::ssize_t(1)}, /*readonly=*/true);
         })
         .def("__len__", [](const FrameView& v) { return v.len; });
+    m.def(
+        "_fixed_parts_check",
+        [](py::sequence parts, py::handle live) {
+            const auto buffers = part_buffers(parts);
+            return fixed_parts_check(buffers, live_part_indices(live, buffers.size()));
+        },
+        py::arg("parts"), py::arg("live"),
+        "The check a protocol 5 pickle carries for the parts of a frame not listed in `live` (common.hpp).");
 }
 
 // A frame given as several buffers (the pieces of _frame_parts()), read in
@@ -405,14 +462,27 @@ void bind_readable(py::class_<Guarded<Core>>& cls) {
             }),
             py::arg("frame"), py::kw_only(), py::arg("key") = py::none());
     // `parts` (keyword-only): the frame as a sequence of buffers, as
-    // _frame_parts() gives it and a protocol 5 pickle carries it.
-    cls.def(py::init([](py::sequence parts, py::handle key) {
-                std::vector<std::unique_ptr<ByteBuffer>> buffers;
-                for (py::handle part : parts) buffers.push_back(std::make_unique<ByteBuffer>(part));
+    // _frame_parts() gives it and a protocol 5 pickle carries it. With
+    // `live` (indices into parts) and `check` (their fixed-parts check,
+    // above), the live parts are exempt from the frame's checksum: `check`
+    // must match the other parts, and every other check of a load runs.
+    cls.def(py::init([](py::sequence parts, py::handle key, py::handle live, py::handle check) {
+                const auto buffers = part_buffers(parts);
+                auto checksum = bloomkit::Checksum::Verify;
+                if (!live.is_none()) {
+                    const std::vector<size_t> indices = live_part_indices(live, buffers.size());
+                    if (check.is_none()) throw py::value_error("live parts need the check of the fixed parts (check=)");
+                    // The same words as any frame whose checksum fails: a
+                    // fixed part differs from what was pickled.
+                    if (check.cast<uint64_t>() != fixed_parts_check(buffers, indices))
+                        throw bloomkit::checksum_mismatch(bloomkit::FrameHeader{});
+                    if (!indices.empty()) checksum = bloomkit::Checksum::Skip;
+                }
                 PartsSource source(buffers);
-                return read_guarded<Core>(source, key);
+                return read_guarded<Core>(source, key, checksum);
             }),
-            py::kw_only(), py::arg("parts"), py::arg("key") = py::none());
+            py::kw_only(), py::arg("parts"), py::arg("key") = py::none(), py::arg("live") = py::none(),
+            py::arg("check") = py::none());
     // `fd` (keyword-only, so no other argument is ever taken for one) is an
     // open file whose header the caller has validated (bloomkit/_io.py); a
     // regular file is read from offset 0, anything else from where it is.

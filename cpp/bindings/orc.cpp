@@ -104,7 +104,26 @@ const HashPair* pair_data(const py::array_t<int32_t, py::array::c_style>& pairs)
 
 }  // namespace
 
+// The fields of one protobuf message (protobuf_wire.hpp): (number, int) for
+// varint and fixed fields, (number, bytes) for length-delimited ones, in
+// order. bloomkit.orc reads ORC's file tail and stripe footers with it.
+py::list protobuf_fields(py::handle data, const std::string& what) {
+    ByteBuffer buffer(data);
+    bloomkit::protobuf::WireReader reader(buffer.data(), buffer.size(), what.c_str());
+    py::list out;
+    while (!reader.done()) {
+        const bloomkit::protobuf::Field f = reader.next();
+        if (f.wire_type == bloomkit::protobuf::kLengthDelimited)
+            out.append(py::make_tuple(f.number, py::bytes(reinterpret_cast<const char*>(f.data), f.size)));
+        else
+            out.append(py::make_tuple(f.number, f.value));
+    }
+    return out;
+}
+
 void bind_orc(py::module_& m) {
+    m.def("_protobuf_fields", &protobuf_fields, py::arg("data"), py::arg("what"),
+          "The fields of one protobuf message: (number, int | bytes) pairs; ValueError naming `what` if malformed.");
     py::class_<G> cls(m, "OrcBloomCore", "C++ core of bloomkit.OrcBloomFilter; use that class instead.");
     cls.def(py::init([](uint32_t num_hashes, uint64_t num_words) { return new G(num_hashes, num_words); }),
             py::arg("num_hashes"), py::arg("num_words"));

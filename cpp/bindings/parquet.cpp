@@ -4,11 +4,14 @@
 // encodings (fixed-width values or Arrow offsets); the probes run here with
 // the GIL released. No guard: nothing writes the filter after it is read.
 #include <bloomkit/parquet_bloom.hpp>
+#include <bloomkit/parquet_footer.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <vector>
 
 #include "common.hpp"
 #include "guard.hpp"
@@ -124,6 +127,20 @@ void bind_parquet(py::module_& m) {
             return bloomkit::xxhash64(buffer.data(), buffer.size(), seed);
         },
         py::arg("data"), py::arg("seed") = 0, "xxHash64 of a bytes-like object (Parquet's Bloom filter hash).");
+    m.def(
+        "parquet_column_filters",
+        [](py::handle footer, const std::vector<std::string>& path) {
+            ByteBuffer buffer(footer);
+            const parquet::ColumnFilters found = AccessGuard::without_gil(
+                [&] { return parquet::find_column_filters(buffer.data(), buffer.size(), path); });
+            py::list chunks;
+            for (const parquet::ChunkFilter& chunk : found.row_groups)
+                chunks.append(py::make_tuple(chunk.offset, chunk.length));
+            return py::make_tuple(found.found, found.leaf_index, py::bytes(found.signature), chunks);
+        },
+        py::arg("footer"), py::arg("path"),
+        "(found, leaf index, the leaf's SchemaElement bytes, [(bloom_filter_offset, bloom_filter_length) per row "
+        "group, -1 when absent]) of the column at path in a Parquet FileMetaData; ValueError if it is malformed.");
     m.def("parquet_hash_fixed", &hash_fixed, py::arg("values"), py::arg("width"),
           "Parquet's Bloom filter hash of fixed-width plain-encoded values, back to back (uint64 array).");
     m.def("parquet_hash_offsets", &hash_offsets, py::arg("data"), py::arg("offsets"),

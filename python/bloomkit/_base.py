@@ -60,9 +60,13 @@ class FilterBase:
     # Whether a protocol 5 pickle may view the filter's memory in place:
     # only for cores whose storage never moves while the object lives and
     # is freed only by a clear() the core refuses while views exist
-    # (Bloom, counting: one fixed array; scalable, cuckoo: stages that stay
-    # put as the chain grows), and never a mapped file.
+    # (Bloom, counting: one fixed array; scalable: slices that stay put as
+    # the chain grows), whose arrays a concurrent writer leaves loadable
+    # (not cuckoo: cuckoo.py), and never a mapped file.
     _pickles_in_place = False
+    # A type that never changes after it is built (binary fuse): its views
+    # cannot change after the dump, so its pickle keeps the whole checksum.
+    _frozen = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -154,6 +158,17 @@ class FilterBase:
         cls._core_class.__init__(instance, parts=parts)
         return instance
 
+    @classmethod
+    def _from_live_frame_parts(cls, check, live, *parts):
+        """Rebuild a filter from a protocol 5 pickle whose parts ``live`` were read after its checksum.
+
+        ``check`` covers every other part; the frame's checksum is not
+        required to match the live parts (docs/RELIABILITY.md).
+        """
+        instance = cls.__new__(cls)
+        cls._core_class.__init__(instance, parts=parts, live=live, check=check)
+        return instance
+
     def __reduce_ex__(self, protocol):
         # Pickles as (class.from_bytes, (frame,)): unpickling runs only the
         # validating deserializer, never code from the pickle. With protocol
@@ -165,8 +180,19 @@ class FilterBase:
         # filter refuses: its key must not travel with it.
         _keyed.refuse_pickle(self)
         if protocol >= 5 and self._pickles_in_place and getattr(self, "_file", None) is None:
-            parts = tuple(p if isinstance(p, bytes) else pickle.PickleBuffer(p) for p in self._frame_parts())
-            return (type(self)._from_frame_parts, parts)
+            parts = self._frame_parts()
+            views = tuple(pickle.PickleBuffer(p) if not isinstance(p, bytes) else p for p in parts)
+            live = tuple(i for i, p in enumerate(parts) if not isinstance(p, bytes))
+            if self._frozen or not live:
+                return (type(self)._from_frame_parts, views)
+            # The views are read after this checksum was computed (by the
+            # pickler, or by the consumer of out-of-band buffers): a writer
+            # in between changes them. So the pickle says which parts are
+            # live and carries a check of all the others, which were copied
+            # here; the load verifies that, and every field, but not the
+            # frame's checksum over the live arrays (docs/RELIABILITY.md).
+            check = _core._fixed_parts_check(parts, live)
+            return (type(self)._from_live_frame_parts, (check, live, *views))
         frame = self.to_bytes()
         if protocol >= 5:
             frame = pickle.PickleBuffer(frame)

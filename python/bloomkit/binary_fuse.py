@@ -58,8 +58,10 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
     _core_class = _core.BinaryFuseCore
     # The fingerprint array never moves and is never freed while the object
     # lives (a mapped one is kept alive by its views), so a protocol 5 pickle
-    # views it in place.
+    # views it in place; the array never changes, so that pickle keeps the
+    # frame's whole checksum.
     _pickles_in_place = True
+    _frozen = True
 
     def __init__(self, *args, **kwargs):
         raise TypeError(

@@ -85,7 +85,13 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
-    _pickles_in_place = True
+    # Not viewed in place by a protocol 5 pickle: an insert relocates
+    # fingerprints between buckets (one is in no bucket mid-walk) and the
+    # stage's count must equal its occupied slots, so a view read while
+    # another thread inserts can lose an acknowledged key or be refused.
+    # The pickle is to_bytes(), a snapshot taken under the filter's lock
+    # (docs/decisions.md, "Protocol 5 pickles of a filter being written").
+    _pickles_in_place = False
 
     def __init__(
         self,

@@ -275,10 +275,17 @@ class _OpenSource:
     """A local path opened for reading, or a caller's binary file-like object (left open)."""
 
     def __init__(self, source):
+        self._open(source)
+        import pyarrow.parquet as pq
+
+        # A path is read by pyarrow's own file reader (faster than through a Python file object).
+        self.metadata = _read_metadata(pq, self.path if self.owned else self.handle, self.name)
+
+    def _open(self, source) -> None:
         if isinstance(source, (str, os.PathLike)):
             self.handle = open(source, "rb")  # noqa: SIM115 (closed by close())
             self.owned = True
-            self.name = os.fspath(source)
+            self.path = self.name = os.fspath(source)
         elif hasattr(source, "read") and hasattr(source, "seek"):
             self.handle = source
             self.owned = False
@@ -288,10 +295,6 @@ class _OpenSource:
         self.handle.seek(0, os.SEEK_END)
         self.size = self.handle.tell()
         self.handle.seek(0)
-        import pyarrow.parquet as pq
-
-        # A path is read by pyarrow's own file reader (faster than through a Python file object).
-        self.metadata = pq.ParquetFile(source if self.owned else self.handle).metadata
 
     def close(self) -> None:
         if self.owned:
@@ -352,6 +355,16 @@ class _OpenSource:
                 f"{self.size - offset - header_size} bytes after it (truncated)"
             )
         return self.read_at(offset, header_size + num_bytes, where)
+
+
+def _read_metadata(pq, source, name: str):
+    """pyarrow's FileMetaData of a source; a file pyarrow cannot read is a ValueError naming it."""
+    if hasattr(source, "seek"):
+        source.seek(0)
+    try:
+        return pq.ParquetFile(source).metadata
+    except (OSError, ValueError) as error:  # pyarrow: ArrowInvalid (a ValueError), OSError for a bad footer
+        raise ValueError(f"{name}: not a readable Parquet file: {error}") from None
 
 
 def _leaf_arrow_type(arrow_schema, path: str):
@@ -418,20 +431,21 @@ def candidates(sources, column: str, keys) -> "list[tuple]":
     if not (isinstance(keys, np.ndarray) or hasattr(keys, "__arrow_c_array__") or hasattr(keys, "to_numpy")):
         if isinstance(keys, Iterable) and not isinstance(keys, (str, bytes, bytearray, memoryview)):
             keys = list(keys)  # read once, hashed once per column type met
-    hashed: dict = {}
+    path = column.split(".")
+    by_signature: dict = {}  # the leaf's schema bytes -> the keys' hashes for that column type
     found = []
     for source in sources:
-        with _OpenSource(source) as opened:
-            index, meta = opened.column(column)
-            hashes = hashed.get(meta.signature)
+        with _FooterSource(source) as opened:
+            leaf, signature, chunks = opened.column_filters(column, path)
+            hashes = by_signature.get(signature)
             if hashes is None:
-                hashes = hashed[meta.signature] = _hash_keys(meta, keys)
-            for row_group in range(opened.metadata.num_row_groups):
-                where = f"{opened.name}: column {column!r}, row group {row_group}"
-                data = opened.filter_bytes(row_group, index, where)
-                if data is None:
+                hashes = by_signature[signature] = _hash_keys(opened.key_column(column), keys)
+            for row_group, (offset, length) in enumerate(chunks):
+                if offset < 0:
                     found.append((source, row_group))
                     continue
+                where = f"{opened.name}: column {column!r}, row group {row_group}"
+                data = opened.filter_bytes_at(offset, length if length >= 0 else None, where)
                 try:
                     filter_ = _core.ParquetBloomCore(data)
                 except ValueError as error:
@@ -439,6 +453,52 @@ def candidates(sources, column: str, keys) -> "list[tuple]":
                 if filter_._contains_any_hash(hashes):
                     found.append((source, row_group))
     return found
+
+
+class _FooterSource(_OpenSource):
+    """A source whose footer bloomkit reads itself (cpp/include/bloomkit/parquet_footer.hpp).
+
+    pyarrow's footer parse is most of the cost of skipping a small file
+    (docs/decisions.md, "Parquet footers"); pyarrow is used only to find a
+    column's type the first time its schema bytes are met.
+    """
+
+    _MAGIC = b"PAR1"
+
+    def __init__(self, source):
+        self._open(source)
+        self._metadata = None
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            import pyarrow.parquet as pq
+
+            self._metadata = _read_metadata(pq, self.path if self.owned else self.handle, self.name)
+        return self._metadata
+
+    def column_filters(self, column: str, path: list) -> tuple:
+        """(leaf index, the leaf's schema bytes, [(offset, length) per row group]) from the footer."""
+        if self.size < 12:
+            raise ValueError(f"{self.name}: not a Parquet file ({self.size} bytes)")
+        tail = self.read_at(self.size - 8, 8, self.name)
+        if tail[4:] != self._MAGIC:
+            what = "an encrypted footer, which bloomkit cannot read" if tail[4:] == b"PARE" else "no PAR1 magic"
+            raise ValueError(f"{self.name}: not a readable Parquet file: {what}")
+        length = int.from_bytes(tail[:4], "little")
+        if length > self.size - 12:
+            raise ValueError(f"{self.name}: the footer length {length} does not fit the file ({self.size} bytes)")
+        footer = self.read_at(self.size - 8 - length, length, self.name)
+        try:
+            found, leaf, signature, chunks = _core.parquet_column_filters(footer, path)
+        except ValueError as error:
+            raise ValueError(f"{self.name}: {error}") from None
+        if not found:
+            raise KeyError(f"{self.name} has no column {column!r}")
+        return leaf, signature, chunks
+
+    def key_column(self, column: str) -> _Column:
+        return self.column(column)[1]
 
 
 def _hash_keys(meta: _Column, keys) -> np.ndarray:

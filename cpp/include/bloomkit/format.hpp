@@ -475,10 +475,13 @@ inline uint64_t declared_frame_length(const uint8_t* header, size_t len) {
     return parse_header(header, len).frame_length;
 }
 
-// Whether parse_frame checks the checksum. Skipping it is for mapped files
-// only (mapped_file.hpp, docs/decisions.md): every length, the padding and
-// (in the filter's reader) every parameter are still checked, so a corrupt
-// frame can give wrong answers but never an out-of-bounds access.
+// Whether parse_frame (or read_frame) checks the checksum. Skipping it is
+// for mapped files (mapped_file.hpp, docs/decisions.md) and for the arrays a
+// protocol 5 pickle reads after its checksum was computed (read_frame only;
+// its other bytes carry their own check, bindings/common.hpp): every
+// length, the padding and (in the filter's reader) every parameter are
+// still checked, so a corrupt frame can give wrong answers but never an
+// out-of-bounds access.
 enum class Checksum { Verify, Skip };
 
 inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, Checksum checksum = Checksum::Verify) {

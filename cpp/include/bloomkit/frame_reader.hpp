@@ -237,7 +237,8 @@ struct FrameInfo {
 // read_frame() below, which keeps the order and the error precedence.
 class FrameReader {
   public:
-    FrameReader(ByteSource& source, FilterType expected) : source_(source) {
+    FrameReader(ByteSource& source, FilterType expected, Checksum checksum = Checksum::Verify)
+        : source_(source), verify_(checksum == Checksum::Verify) {
         uint64_t size = 0;
         const bool sized = source.known_size(size);
         // The same checks, messages and order as parse_frame() on a buffer.
@@ -273,13 +274,13 @@ class FrameReader {
     StreamReader& payload() { return payload_; }
 
     // The payload must have been read exactly; then the checksum must match
-    // and the source end.
+    // (when verified) and the source end.
     void finish() {
         payload_.expect_end("payload");
         const uint64_t computed = hash_.digest().h1;
         checked_ = true;
         StreamReader tail(source_, kChecksumSize, nullptr);
-        if (tail.u64("checksum") != computed) throw checksum_mismatch(header_);
+        if (tail.u64("checksum") != computed && verify_) throw checksum_mismatch(header_);
         uint8_t extra;
         if (source_.read_some(&extra, 1) != 0)
             throw FormatError("extended data: more bytes follow the " + std::to_string(header_.frame_length) +
@@ -290,7 +291,7 @@ class FrameReader {
     // frame and throws the checksum mismatch, if there is one, in place of
     // the caller's error (a whole-buffer check would have found it first).
     void prefer_checksum_error() {
-        if (checked_) return;
+        if (checked_ || !verify_) return;
         checked_ = true;
         StreamReader rest(source_, header_.frame_length - kChecksumSize - hash_.length(), &hash_);
         if (!rest.skip_rest()) return;  // truncated: the caller's error says so
@@ -302,6 +303,7 @@ class FrameReader {
 
   private:
     ByteSource& source_;
+    bool verify_;
     FrameHeader header_{};
     FrameInfo info_;
     Murmur3Stream hash_{kChecksumSeed};
@@ -313,10 +315,12 @@ class FrameReader {
 // The filter of type Core in the frame `source` holds, read straight into
 // its storage (Core::read_from(FrameReader&) reads the params and payload),
 // returned only once the checksum has matched. `info`, if given, receives
-// the frame's version and key check.
+// the frame's version and key check. Checksum::Skip is for a frame whose
+// arrays were read after its checksum was computed (a protocol 5 pickle of
+// a filter being written, bindings/common.hpp): every other check runs.
 template <class Core>
-Core read_frame(ByteSource& source, FrameInfo* info = nullptr) {
-    FrameReader frame(source, Core::kFrameType);
+Core read_frame(ByteSource& source, FrameInfo* info = nullptr, Checksum checksum = Checksum::Verify) {
+    FrameReader frame(source, Core::kFrameType, checksum);
     try {
         frame.read_params();
         Core core = Core::read_from(frame);

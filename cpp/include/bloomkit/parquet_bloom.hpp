@@ -70,11 +70,21 @@ enum CompactType : uint8_t {
 // and every failure is a FormatError naming what was being read.
 class CompactReader {
   public:
-    CompactReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+    // `context` starts every error message ("Parquet footer: ", ...).
+    CompactReader(const uint8_t* data, size_t size, const char* context = "Parquet Bloom filter header: ")
+        : data_(data), size_(size), context_(context) {}
 
     size_t position() const { return pos_; }
+    size_t remaining() const { return size_ - pos_; }
 
-    [[noreturn]] void fail(const std::string& what) const { throw FormatError("Parquet Bloom filter header: " + what); }
+    [[noreturn]] void fail(const std::string& what) const { throw FormatError(context_ + what); }
+
+    // The next `count` bytes, in place.
+    const uint8_t* take(uint64_t count, const char* what) {
+        const uint8_t* start = data_ + pos_;
+        skip_bytes(count, what);
+        return start;
+    }
 
     uint8_t byte(const char* what) {
         if (pos_ >= size_) fail(std::string("truncated while reading ") + what);
@@ -176,6 +186,7 @@ class CompactReader {
   private:
     const uint8_t* data_;
     size_t size_;
+    std::string context_;
     size_t pos_ = 0;
 };
 
