@@ -241,6 +241,7 @@ NOT_ABOUT_STATE = {
     "open",
     "from_params",
     "from_spark_bytes",
+    "from_orc_bytes",
     "from_redis",
     "from_arrow",
     "build",
