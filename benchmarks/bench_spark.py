@@ -101,6 +101,25 @@ def main():
 
     routes = [("bloomkit build_filter (mapInArrow)", t_arrow, f_arrow)]
     if args.connect:  # no RDDs, no _jdf
+        # The merge Connect used before partition filters that fit at the
+        # driver were collected as they are: a shuffle grouping them first
+        # (forced by a COLLECT_BYTES just under slots x filter size), then
+        # the same build again, so the two are side by side in one run.
+        import bloomkit.spark as bkspark
+
+        slots = bkspark._connect_slots(spark)
+        collect_bytes = bkspark.COLLECT_BYTES
+        bkspark.COLLECT_BYTES = slots * f_arrow.nbytes - 1
+        try:
+            t_grouped, f_grouped = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
+        finally:
+            bkspark.COLLECT_BYTES = collect_bytes
+        t_again, f_again = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
+        assert f_grouped == f_arrow == f_again
+        routes += [
+            (f"… partition filters grouped by a shuffle first ({slots - 1} groups)", t_grouped, f_grouped),
+            ("bloomkit build_filter again", t_again, f_again),
+        ]
         return report(args, spark, keys, probes, t_cold, t_warm, routes)
     t_rdd, f_rdd = timed(rdd_route)
 

@@ -9,8 +9,8 @@ touches ``sparkContext``, py4j, RDDs or broadcast variables.
 * :func:`build_filter` builds one filter per task slot from Arrow batches
   (``mapInArrow``; each batch goes to C++ in one ``update`` call without a
   per-row Python loop) and ORs the partition filters (classic: on the driver,
-  or a ``treeReduce`` when large; Connect: a second Arrow pass after a
-  shuffle, then the driver). The result is byte-equal to a
+  or a ``treeReduce`` when large; Connect: the driver when they total at
+  most ``COLLECT_BYTES``, else a second Arrow pass after a shuffle first). The result is byte-equal to a
   :class:`bloomkit.BloomFilter` built locally from the same keys: all
   partition filters share one size and seed, which is what makes them mergeable.
 * :func:`might_contain` is a vectorised UDF (``arrow_udf`` on Spark >= 4.1,
@@ -125,6 +125,20 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
             partition.update(batch.column(0))
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
+    def build_partition_in_chunks(batches):
+        partition = BloomFilter(capacity, error_rate, seed=seed)
+        for batch in batches:
+            partition.update(batch.column(0))
+        yield from _chunk_batches(partition)
+
+    if connect and slots * empty.nbytes <= COLLECT_BYTES:
+        # Every partition filter fits at the driver: collect them as they are
+        # (in chunks, for Connect's message limit) and OR them here, without
+        # the shuffle that groups them.
+        with _without_pandas_warning():
+            chunks = keys.mapInArrow(build_partition_in_chunks, _CHUNK_SCHEMA)
+        with _build_batches(spark):
+            return _or_chunks(chunks.collect(), empty)
     with _without_pandas_warning():
         blobs = keys.mapInArrow(build_partition, "filter binary")
     with _build_batches(spark):
@@ -164,17 +178,11 @@ def _range_slots(spark) -> int:
 def _merge_on_connect(blobs, slots: int, empty: BloomFilter) -> BloomFilter:
     """OR the partition filters without the RDD API: a shuffle into ``groups`` Arrow passes, then the driver.
 
-    ``groups`` keeps what reaches the driver within ``COLLECT_BYTES``; each
-    group's filter comes back in chunks of ``_RESULT_CHUNK`` bytes, since a
-    Spark Connect client refuses any message above 128 MiB.
+    ``groups`` keeps what reaches the driver within ``COLLECT_BYTES``.
     """
-    import uuid
-
     groups = max(1, min(slots, COLLECT_BYTES // empty.nbytes))
 
     def merge_group(batches):
-        import pyarrow as pa
-
         merged = None
         for batch in batches:
             for blob in batch.column(0):
@@ -183,20 +191,37 @@ def _merge_on_connect(blobs, slots: int, empty: BloomFilter) -> BloomFilter:
                     merged = partition
                 else:
                     merged |= partition
-        if merged is None:
-            return
-        frame = merged.to_bytes()
-        del merged
-        group = uuid.uuid4().hex
-        for start in range(0, len(frame), _RESULT_CHUNK):
-            chunk = pa.array([frame[start : start + _RESULT_CHUNK]], pa.binary())
-            yield pa.RecordBatch.from_arrays(
-                [pa.array([group]), pa.array([start], pa.int64()), chunk], names=["grp", "start", "chunk"]
-            )
+        if merged is not None:
+            yield from _chunk_batches(merged)
 
     with _without_pandas_warning():
-        merged = blobs.repartition(groups).mapInArrow(merge_group, "grp string, start long, chunk binary")
-    rows = merged.collect()
+        merged = blobs.repartition(groups).mapInArrow(merge_group, _CHUNK_SCHEMA)
+    return _or_chunks(merged.collect(), empty)
+
+
+# A filter travels back from a Connect task as rows of (filter id, offset,
+# bytes) of at most _RESULT_CHUNK bytes: a Spark Connect client refuses any
+# message above 128 MiB.
+_CHUNK_SCHEMA = "grp string, start long, chunk binary"
+
+
+def _chunk_batches(merged: BloomFilter):
+    """Arrow batches of ``merged``'s frame in ``_RESULT_CHUNK`` pieces (runs in a Spark task)."""
+    import uuid
+
+    import pyarrow as pa
+
+    frame = merged.to_bytes()
+    group = uuid.uuid4().hex
+    for start in range(0, len(frame), _RESULT_CHUNK):
+        chunk = pa.array([frame[start : start + _RESULT_CHUNK]], pa.binary())
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([group]), pa.array([start], pa.int64()), chunk], names=["grp", "start", "chunk"]
+        )
+
+
+def _or_chunks(rows, empty: BloomFilter) -> BloomFilter:
+    """The OR of ``empty`` and every filter whose chunks are in ``rows`` (at the driver)."""
     frames: dict = {}
     for row in rows:
         frames.setdefault(row.grp, []).append((row.start, row.chunk))
