@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import NamedTuple
@@ -200,10 +201,16 @@ class RotatingBloomFilter(_mapped.FileBacked, FilterBase, _core.RotatingBloomCor
         """The window (:class:`bloomkit.WindowSpec`)."""
         return WindowSpec(self._window)
 
+    @functools.cached_property
+    def _timed(self) -> bool:
+        # Read once per instance: the core's _window builds a WindowSpec on
+        # each access (about 1 us, most of a per-key add before it was cached).
+        return self._window.unit == "seconds"
+
     def _tick(self) -> None:
         # A time window learns the time before each call; a key window
         # moves with the keys themselves.
-        if self._window.unit == "seconds":
+        if self._timed:
             self._observe(float(self._clock()))
 
     def add(self, key, /):

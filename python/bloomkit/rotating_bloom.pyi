@@ -1,5 +1,6 @@
 import datetime
 import os
+from functools import cached_property
 from types import TracebackType
 from typing import Any, Callable, Literal, NamedTuple
 
@@ -63,6 +64,8 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
     def clock(self, clock: Callable[[], float]) -> None: ...
     @property
     def window(self) -> WindowSpec: ...
+    @cached_property
+    def _timed(self) -> bool: ...
     def _tick(self) -> None: ...
     def add(self, key: _Key, /) -> bool: ...  # type: ignore[override]
     def contains(self, key: _Key, /) -> bool: ...  # type: ignore[override]
