@@ -479,28 +479,29 @@ def spark_file(tmp_path_factory):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
         pytest.skip("a JDK is needed for the Spark writer")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    import subprocess
 
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .appName("bloomkit-tests-parquet")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
     out = tmp_path_factory.mktemp("parquet") / "spark"
-    try:
-        frame = session.range(N).selectExpr(*(f"{expr} AS {name}" for name, expr in SPARK_COLUMNS.items()))
-        writer = frame.coalesce(1).write.option("parquet.block.size", 1_000_000)
-        for name in SPARK_COLUMNS:
-            writer = writer.option(f"parquet.bloom.filter.enabled#{name}", "true")
-            writer = writer.option(f"parquet.bloom.filter.expected.ndv#{name}", str(ROW_GROUP))
-            writer = writer.option(f"parquet.bloom.filter.fpp#{name}", str(FPP))
-        writer.parquet(str(out))
-    finally:
-        session.stop()
+    options = "".join(
+        f".option('parquet.bloom.filter.enabled#{name}', 'true')"
+        f".option('parquet.bloom.filter.expected.ndv#{name}', '{ROW_GROUP}')"
+        f".option('parquet.bloom.filter.fpp#{name}', '{FPP}')"
+        for name in SPARK_COLUMNS
+    )
+    columns = [f"{expr} AS {name}" for name, expr in SPARK_COLUMNS.items()]
+    # Spark runs in a child process: a JVM started in the test process would be
+    # reused by every later SparkSession there, whose classpath options
+    # (tests/test_spark.py's) would then be ignored.
+    script = f"""
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.memory", "1g").appName("bloomkit-tests-parquet").getOrCreate())
+frame = spark.range({N}).selectExpr(*{columns!r})
+frame.coalesce(1).write.option("parquet.block.size", 1_000_000){options}.parquet({str(out)!r})
+spark.stop()
+"""
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, timeout=600, env=env)
     (path,) = out.glob("*.parquet")
     return path, pq.read_table(path)
 
