@@ -299,8 +299,12 @@ def test_a_writer_sigkilled_while_rotating_loses_no_acknowledged_key_of_the_wind
         with RotatingBloomFilter.open(path, "r", clock=lambda: 0.0) as after:  # the file's own generations
             seen, current = after.keys_seen, after.current_generation
             assert seen >= acknowledged and current >= (acknowledged - 500) // 1000
-            # Keys offered at clock >= (current - 4) s are in a live generation.
-            live = keys(max(start, (current - 4) * 1000), acknowledged - max(start, (current - 4) * 1000))
+            # The killed batch ran at clock acknowledged / 1000 s, in generation g (the file may
+            # show g - 1 if it was killed rotating into g); the window then holds generations
+            # g - 4 .. g. A key was offered at its batch's clock: batches start at start + 500 j.
+            g = acknowledged // 1000
+            batch_generation = [(start + 500 * ((i - start) // 500)) // 1000 for i in range(start, acknowledged)]
+            live = [f"key-{i}" for i, gen in zip(range(start, acknowledged), batch_generation) if gen >= g - 4]
             assert len(live) >= 500 and after.contains_many(live).all(), (kill, seen, acknowledged, current)
         RotatingBloomFilter.open(path, "r+", clock=lambda: 0.0).close()  # the documented recovery
         assert bloomkit.load(path).keys_seen == seen
