@@ -65,8 +65,11 @@ def rewritten(text: str, block: str, name: str) -> str:
 
 def expected_stubs() -> dict:
     """Stub file name -> its text with every generated block as the registry says."""
-    sys.path.insert(0, str(PACKAGE.parent))
-    from bloomkit import _types
+    try:  # the bloomkit this interpreter imports (installed, or the checkout on its path)
+        from bloomkit import _types
+    except ImportError:  # else the checkout's, with its extension built in place
+        sys.path.insert(0, str(PACKAGE.parent))
+        from bloomkit import _types
 
     out = {}
     for name, make in GENERATED.items():
