@@ -59,13 +59,6 @@ class _OrcPairs(HashPairs):
 class OrcBloomFilter(FillEstimates, UnionMixin, ForeignFormatFilter, _core.OrcBloomCore):
     """A Bloom filter with ORC's hashing and layout (``org.apache.orc.util.BloomFilterUtf8``).
 
-    Parameters
-    ----------
-    capacity, error_rate
-        Sized like ORC's ``new BloomFilter(capacity, error_rate)``
-        (``orc.bloom.filter.fpp`` is 0.01 by default in current ORC, 0.05
-        in older releases; bloomkit's 0.01 is the default here).
-
     Keys, as ORC's writers add a column's values: ``int`` (a Java long:
     ORC's tinyint to bigint, date as days and boolean as 0/1 columns;
     ``2**63..2**64-1`` wrap to negative longs, the same 64 bits), ``float``
@@ -78,6 +71,13 @@ class OrcBloomFilter(FillEstimates, UnionMixin, ForeignFormatFilter, _core.OrcBl
     ORC's bytes hold the bits, not the request: ``capacity`` and
     ``error_rate`` are those given here (kept by copies and pickles) and
     ``None`` for a filter read from ORC's bytes.
+
+    Parameters
+    ----------
+    capacity, error_rate
+        Sized like ORC's ``new BloomFilter(capacity, error_rate)``
+        (``orc.bloom.filter.fpp`` is 0.01 by default in current ORC, 0.05
+        in older releases; bloomkit's 0.01 is the default here).
 
     Examples
     --------
