@@ -31,18 +31,11 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import header, parse_count, print_machine  # noqa: E402
-
-
-def timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
+from _common import header, parse_count, print_machine, timed  # noqa: E402
 
 
 def write_files(folder: str, files: int, rows: int, fpp: float, seed: int) -> list:

@@ -504,6 +504,23 @@ inline Frame parse_frame(const uint8_t* data, size_t len, FilterType expected, C
     return frame;
 }
 
+// A frame a file-backed filter maps in place (mapped_file.hpp's map_bloom,
+// rotating_bloom.hpp's map_rotating): parse_frame, then what mapping needs
+// beyond a load. Keys are hashed by the bindings, which map no keyed filters
+// (mapped without its key, a keyed filter would answer every query wrongly),
+// and the payload's words are used where they lie, so they must be aligned.
+inline Frame parse_mappable_frame(const uint8_t* data, size_t len, FilterType expected, Checksum checksum) {
+    const Frame frame = parse_frame(data, len, expected, checksum);
+    if (frame.keyed)
+        throw FormatError(
+            "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
+            "file-backed filter; use bloomkit.load(path, secret_key=...)");
+    if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
+        throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
+                          " file); load() it and save() it again to map it");
+    return frame;
+}
+
 // The key check of a frame that parse_frame() has accepted, or false for an
 // unkeyed frame (the bindings compare it with the caller's secret key).
 inline bool frame_key_check(const uint8_t* data, size_t len, Hash128& out) {

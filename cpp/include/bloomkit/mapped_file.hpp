@@ -336,16 +336,8 @@ inline BloomFilter map_bloom(const std::shared_ptr<MappedFile>& file, Checksum c
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     throw std::runtime_error("file-backed filters need a little-endian host (the payload is little-endian words)");
 #endif
-    const Frame frame = parse_frame(file->data(), static_cast<size_t>(file->size()), FilterType::Bloom, checksum);
-    // Keys are hashed by the bindings, which map no keyed filters: mapped
-    // without its key, a keyed filter would answer every query wrongly.
-    if (frame.keyed)
-        throw FormatError(
-            "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
-            "file-backed filter; use bloomkit.load(path, secret_key=...)");
-    if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
-        throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
-                          " file); load() it and save() it again to map it");
+    const Frame frame =
+        parse_mappable_frame(file->data(), static_cast<size_t>(file->size()), FilterType::Bloom, checksum);
     // The mapping is writable exactly when access is Shared; BloomFilter
     // refuses every write to ReadOnly storage before it happens.
     BloomFilter filter = BloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {

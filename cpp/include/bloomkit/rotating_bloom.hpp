@@ -725,14 +725,7 @@ RotatingBloomFilter map_rotating(const std::shared_ptr<File>& file, Checksum che
     if (file->writable() && file->writer_lock() == nullptr)
         throw std::logic_error("a rotating filter file is written under its writer lock: call lock_writers() first");
     const Frame frame =
-        parse_frame(file->data(), static_cast<size_t>(file->size()), FilterType::RotatingBloom, checksum);
-    if (frame.keyed)
-        throw FormatError(
-            "the file holds a keyed filter (built with secret_key=), which cannot be opened as a "
-            "file-backed filter; use bloomkit.load(path, secret_key=...)");
-    if (reinterpret_cast<uintptr_t>(frame.payload) % kPayloadAlignment != 0)
-        throw FormatError("the payload is not 64-byte aligned (a format version " + std::to_string(frame.version) +
-                          " file); load() it and save() it again to map it");
+        parse_mappable_frame(file->data(), static_cast<size_t>(file->size()), FilterType::RotatingBloom, checksum);
     RotatingBloomFilter filter = RotatingBloomFilter::in_place(frame, [&](uint64_t* words, uint64_t count) {
         return WordStorage::borrow(words, count, file, file->access(), file->writer_lock());
     });
