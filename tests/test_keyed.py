@@ -180,6 +180,12 @@ def test_keyed_file_cannot_be_mapped(tmp_path):
     BloomFilter(1000, layout="blocked512", secret_key=SECRET).save(path)
     with pytest.raises(ValueError, match="keyed filter .*cannot be opened as a file-backed filter"):
         BloomFilter.open(path)
+    rotating = tmp_path / "r.bkf"
+    bloomkit.RotatingBloomFilter(1000, window="1h", secret_key=SECRET).save(rotating)
+    before = rotating.read_bytes()
+    with pytest.raises(ValueError, match="keyed filter .*cannot be opened as a file-backed filter"):
+        bloomkit.RotatingBloomFilter.open(rotating, "r+")
+    assert rotating.read_bytes() == before
 
 
 def test_keyed_row_keys_match_between_keyed_filters_and_differ_from_unkeyed():
