@@ -186,14 +186,14 @@ class BinaryFuseFilter {
     // the three cells of key j + Distance were prefetched.
     //
     // A key's cells are in three segments, so three cache lines per key
-    // where split_block reads one: the batch runs at the floor of three
-    // random line reads, not one. At 1e7 keys (11.3 MB, 8-bit) on epyc2,
-    // thread CPU time (benchmarks/fuse_lookup_tuning.cpp,
-    // results/2026-11-26-fuse-lookup-tuning-*-epyc2.md): this loop ~11.3
-    // ns/key, a bare gather of three random bytes per key 6-8, hashing ~3,
-    // split_block's whole lookup ~7-8. Distances 12-32 were within a few
-    // % of one another, 2-8 slower (16-bit: 16 best), so the other loops'
-    // kPrefetchDistance (16 keys, 48 lines in flight) is kept.
+    // where split_block reads one, and that is what a batch costs: at 1e7
+    // keys (11.3 MB, 8-bit) on epyc2, thread CPU time, distances 2-32 all
+    // ran 11.0-11.7 ns/key against split_block's 7.8 (16-bit: 16.2 at
+    // distance 16, 18.1 at 8); sorting each block of keys by segment, so
+    // the cells are read in array order, was slower: 14.5 ns/key
+    // (benchmarks/fuse_lookup_tuning.cpp,
+    // results/2026-11-26-fuse-lookup-tuning-e8f7136-epyc2.md). So the other
+    // loops' kPrefetchDistance (16 keys, 48 lines in flight) is kept.
     template <class Cell, size_t Distance = kPrefetchDistance, class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
