@@ -168,5 +168,5 @@ def test_spark_ships_the_mappable_rows_that_do_not_forget():
             with pytest.raises(TypeError) as refused:
                 _spark_ship._payload(f)
             assert str(refused.value) == (
-                f"might_contain needs a bloomkit BinaryFuseFilter, BloomFilter or SparkBloomFilter, got {row.class_name}"
+                f"might_contain needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got {row.class_name}"
             )

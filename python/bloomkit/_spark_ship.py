@@ -58,7 +58,7 @@ def _payload(filter) -> tuple:
         kind = None
     if kind not in _SHIPPABLE:
         raise TypeError(
-            f"might_contain needs a bloomkit {', '.join(sorted(_SHIPPABLE))} or SparkBloomFilter, got {cls.__name__}"
+            f"might_contain needs a bloomkit {', '.join(_SHIPPABLE)} or SparkBloomFilter, got {cls.__name__}"
         )
     if filter.keyed:
         # Its frame cannot be loaded without the key, which is never serialized.
