@@ -428,7 +428,7 @@ class RedisFilterFamily:
                 member, keys = pair
             except (TypeError, ValueError):
                 raise TypeError(f"a batch is an iterable of (member, keys) pairs, got {pair!r:.60}") from None
-            batch = _batch.single_batch(keys)
+            batch = keys if type(keys) is list or type(keys) is tuple else _batch.single_batch(keys)
             positions = self._positions.positions_many(batch)
             prepared.append((_member_bytes(member), batch if isinstance(batch, _SLICEABLE) else None, positions))
         return prepared
