@@ -9,7 +9,8 @@
 // computes each key's first kLeadProbes positions once per size m, and a
 // filter's probe is, per key, kLeadProbes bit loads ANDed without a branch
 // into a mask of 64 keys; only a key whose lead bits are all set (1 in 8 of
-// absent keys at half fill) is probed in full, with ORC's own contains().
+// absent keys at half fill) is probed further, ORC's remaining probes with
+// the modulo as a multiplication.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +41,7 @@ class OrcKeyProbes {
         const uint32_t lead = std::min(kLeadProbes, filter.num_hashes());
         const std::vector<uint32_t>& positions = lead_positions(filter.num_bits());
         const uint64_t* words = filter.words();
+        const FastMod32 modulo(static_cast<uint32_t>(filter.num_bits()));
         constexpr size_t kChunk = 64;
         for (size_t start = 0; start < n; start += kChunk) {
             const size_t count = std::min(kChunk, n - start);
@@ -50,15 +52,36 @@ class OrcKeyProbes {
                 for (uint32_t i = 0; i < lead; ++i) all &= words[p[i] >> 6] >> (p[i] & 63);
                 maybe |= (all & 1) << j;
             }
-            for (; maybe != 0; maybe &= maybe - 1) {
-                const size_t j = start + platform::ctz64(maybe);
-                if (lead == filter.num_hashes() || filter.contains(pairs_[j])) return true;
-            }
+            for (; maybe != 0; maybe &= maybe - 1)
+                if (rest_set(filter, words, modulo, lead, pairs_[start + platform::ctz64(maybe)])) return true;
         }
         return false;
     }
 
   private:
+    // x mod d for 32-bit x without a division (Lemire, Kaser & Kurz 2019,
+    // "Faster remainder by direct computation"): with M = floor((2^64 - 1) / d) + 1,
+    // x mod d = ((M * x mod 2^64) * d) >> 64, exact for every 32-bit x and d.
+    struct FastMod32 {
+        explicit FastMod32(uint32_t d) : m(UINT64_MAX / d + 1), d(d) {}
+        uint32_t operator()(uint32_t x) const { return static_cast<uint32_t>(platform::mul_high64(m * x, d)); }
+        uint64_t m;
+        uint32_t d;
+    };
+
+    // Probes lead+1..k of a key whose first `lead` bits are set: ORC's
+    // contains() from there on, its modulo without a division.
+    static bool rest_set(const OrcBloomFilter& filter, const uint64_t* words, const FastMod32& modulo, uint32_t lead,
+                         HashPair h) {
+        for (uint32_t i = lead + 1; i <= filter.num_hashes(); ++i) {
+            int32_t c = static_cast<int32_t>(static_cast<uint32_t>(h.hash1) + i * static_cast<uint32_t>(h.hash2));
+            if (c < 0) c = ~c;
+            const uint32_t bit = modulo(static_cast<uint32_t>(c));
+            if (((words[bit >> 6] >> (bit & 63)) & 1) == 0) return false;
+        }
+        return true;
+    }
+
     // Probes 1..kLeadProbes of every key in a filter of num_bits bits, as
     // OrcBloomFilter::for_each_position computes them (kept for each size met).
     const std::vector<uint32_t>& lead_positions(uint64_t num_bits) {
