@@ -135,6 +135,23 @@ def run_threads(targets) -> None:
     assert not errors, errors
 
 
+# The ways contending processes offer the same keys to a shared file
+# (tests/test_mmap_processes.py, tests/test_rotating_mapped.py): each
+# path of the writer lock, the batch, its chunks and the single key.
+OFFER_WAYS = ["one batch", "small batches", "one at a time", "one batch"]
+
+
+def count_new_answers(f, batch: list, how: str) -> int:
+    """Offer ``batch`` to ``f`` the way ``how`` names; the number of keys it answered "new"."""
+    if how == "one batch":
+        return int((~f.add_many(batch)).sum())
+    if how == "small batches":
+        return sum(int((~f.add_many(batch[i : i + 997])).sum()) for i in range(0, len(batch), 997))
+    if how == "one at a time":
+        return sum(not f.add(k) for k in batch)
+    raise ValueError(f"unknown way {how!r}")
+
+
 def random_strings(count: int, seed: int, length: int = 16) -> list:
     """``count`` distinct random ASCII strings (hex of random bytes)."""
     rng = np.random.default_rng(seed)

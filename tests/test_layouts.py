@@ -269,6 +269,27 @@ def test_version_1_frames_load_as_classic():
         BloomFilter.from_bytes(forged)
 
 
+def test_a_version_1_file_is_mapped_only_after_it_is_saved_again(tmp_path):
+    # Version 1 put the payload right after the params (offset 56 here), and
+    # a mapped filter uses its words where they lie: open() refuses, says
+    # how to convert, and leaves the file as it was.
+    f = BloomFilter(5_000, 0.01, layout="classic", seed=9)
+    f.update([f"key-{i}" for i in range(2_500)])
+    _, params, payload = split_frame(f.to_bytes())
+    path = tmp_path / "v1.bkf"
+    path.write_bytes(make_frame(1, params[:32], payload, version=1))
+    before = path.read_bytes()
+    message = r"the payload is not 64-byte aligned \(a format version 1 file\); load\(\) it and save\(\) it again"
+    for mode in ("r", "r+"):
+        with pytest.raises(ValueError, match=message):
+            BloomFilter.open(path, mode)
+        assert path.read_bytes() == before
+    bloomkit.load(path).save(path)
+    mapped = BloomFilter.open(path, "r")
+    assert mapped == f and mapped.contains_many([f"key-{i}" for i in range(2_500)]).all()
+    mapped.close()
+
+
 def test_union_and_intersection_need_equal_layouts():
     a = BloomFilter.from_params(512 * 100, 8, layout="blocked512")
     b = BloomFilter.from_params(512 * 100, 8, layout="split_block")

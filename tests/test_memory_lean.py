@@ -9,8 +9,8 @@ the filter's ``nbytes``. Limits (docs/RELIABILITY.md, "Memory bounds"):
   computed on the way, so only a small buffer (< 5 % of the filter);
 * ``to_bytes``: the returned bytes object itself (1x), written in place;
 * ``pickle``: ``pickle.dumps(protocol=5, buffer_callback=...)`` passes views
-  of the filter's arrays out of band and copies nothing (< 5 %); a cuckoo
-  filter passes its frame, copied under its lock (1x: docs/decisions.md);
+  of the filter's arrays out of band and copies nothing (< 5 %; a cuckoo
+  filter's views are copy-on-write: docs/decisions.md);
 * ``unpickle``: ``pickle.loads(stream, buffers=...)`` of those buffers (the
   caller's) builds the filter, nothing else (1x);
 * ``from_bytes``: the caller's bytes are read straight into the new filter (1x);
@@ -81,8 +81,6 @@ SCRIPT = PEAK_RSS_HELPERS + textwrap.dedent(
 )
 
 LIMITS = {"save": 0.05, "to_bytes": 1.1, "from_bytes": 1.1, "pickle": 0.05, "unpickle": 1.1, "load": 1.1}
-# A cuckoo filter's pickle is a snapshot (to_bytes()), never a view.
-CUCKOO_LIMITS = {**LIMITS, "pickle": 1.1}
 
 
 def extra_memory(kind: str, path) -> dict:
@@ -106,6 +104,5 @@ def test_persistence_of_a_1_gib_filter_is_memory_lean(tmp_path, kind):
     print(kind, measured)
     assert measured["nbytes"] >= 0.85 * GIB, measured
     assert path.stat().st_size > measured["nbytes"], measured
-    limits = CUCKOO_LIMITS if kind == "cuckoo" else LIMITS
-    over = {op: ratio for op, ratio in measured["ratios"].items() if ratio >= limits[op]}
-    assert not over, f"{kind}: over the limits {limits}: {measured}"
+    over = {op: ratio for op, ratio in measured["ratios"].items() if ratio >= LIMITS[op]}
+    assert not over, f"{kind}: over the limits {LIMITS}: {measured}"

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from bloomkit import BloomFilter
+from support import OFFER_WAYS, count_new_answers
 
 LAYOUTS = ["classic", "blocked512", "split_block"]
 WORKERS = 4
@@ -39,19 +40,12 @@ def keys(start, count):
 
 def _contend(f, batch, how, barrier, results):
     barrier.wait(60)
-    if how == "one batch":
-        new = int((~f.add_many(batch)).sum())
-    elif how == "small batches":
-        new = sum(int((~f.add_many(batch[i : i + 997])).sum()) for i in range(0, len(batch), 997))
-    else:
-        new = sum(not f.add(k) for k in batch)
-    results.put(new)
+    results.put(count_new_answers(f, batch, how))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_processes_adding_the_same_keys_get_one_new_answer_per_key(tmp_path, layout):
     ctx = multiprocessing.get_context("fork")  # the children use the parent's filter object after fork
-    ways = ["one batch", "small batches", "one at a time", "one batch"]
     for round_ in range(ROUNDS):
         batch = keys(round_ * KEYS_PER_ROUND, KEYS_PER_ROUND)
         reference = BloomFilter(10 * KEYS_PER_ROUND, 1e-6, layout=layout)
@@ -61,7 +55,7 @@ def test_processes_adding_the_same_keys_get_one_new_answer_per_key(tmp_path, lay
         with BloomFilter.open(path, "w+", capacity=10 * KEYS_PER_ROUND, error_rate=1e-6, layout=layout) as f:
             barrier, results = ctx.Barrier(WORKERS), ctx.Queue()
             procs = [
-                ctx.Process(target=_contend, args=(f, batch, ways[(i + round_) % WORKERS], barrier, results))
+                ctx.Process(target=_contend, args=(f, batch, OFFER_WAYS[(i + round_) % WORKERS], barrier, results))
                 for i in range(WORKERS)
             ]
             for p in procs:

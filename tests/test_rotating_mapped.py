@@ -27,6 +27,7 @@ import pytest
 
 import bloomkit
 from bloomkit import RotatingBloomFilter
+from support import OFFER_WAYS, count_new_answers
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux file locks")
 
@@ -165,12 +166,7 @@ DISTINCT = 20_000
 def _contend(path, batch, how, barrier, results):
     f = RotatingBloomFilter.open(path, "r+")
     barrier.wait(60)
-    if how == "one batch":
-        new = int((~f.add_many(batch)).sum())
-    elif how == "small batches":
-        new = sum(int((~f.add_many(batch[i : i + 997])).sum()) for i in range(0, len(batch), 997))
-    else:
-        new = sum(not f.add(k) for k in batch)
+    new = count_new_answers(f, batch, how)
     f.close()
     results.put(new)
 
@@ -187,8 +183,7 @@ def test_processes_adding_the_same_keys_while_it_rotates_get_one_new_answer_per_
     RotatingBloomFilter.open(path, "w+", capacity=80_000, error_rate=1e-6, window=80_000, generations=5).close()
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(WORKERS), ctx.Queue()
-    ways = ["one batch", "small batches", "one at a time", "one batch"]
-    procs = [ctx.Process(target=_contend, args=(path, batch, ways[i], barrier, results)) for i in range(WORKERS)]
+    procs = [ctx.Process(target=_contend, args=(path, batch, OFFER_WAYS[i], barrier, results)) for i in range(WORKERS)]
     for p in procs:
         p.start()
     news = [results.get(timeout=120) for _ in procs]

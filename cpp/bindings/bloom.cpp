@@ -62,7 +62,7 @@ void bind_bloom(py::module_& m) {
     });
     cls.def("_assign_payload", [](G& self, py::handle payload) {
         ByteBuffer buffer(payload);
-        self.guard.released_write([&] {
+        self.released_write([&] {
             bloomkit::SpanSource source(buffer.data(), buffer.size());
             bloomkit::StreamReader r(source, buffer.size(), nullptr);
             self.core.assign_payload(r);

@@ -262,13 +262,15 @@ class FrameViewCount {
 };
 
 // A read-only buffer over part of a filter's memory that keeps the filter
-// object alive (and so the counter it is counted in); what the pickle's
-// PickleBuffer wraps.
+// object alive (and so the counter it is counted in) and, for a
+// copy-on-write core, the arrays handed off to its views (guard.hpp,
+// HandsOffArrays); what the pickle's PickleBuffer wraps.
 struct FrameView {
     py::object owner;
     const uint8_t* data;
     size_t len;
     FrameViewCount counted;
+    std::shared_ptr<void> keeper;
 };
 
 // Cores whose clear() frees part of their memory (the later stages of a
@@ -380,7 +382,7 @@ class PartsSource : public bloomkit::ByteSource {
 template <class Core>
 py::object common_add(Guarded<Core>& self, py::handle key) {
     const Hash128 h = hash_key(key, self.hashing);
-    return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+    return py::bool_(self.write([&] { return self.core.add(h); }));
 }
 
 // Every this many single-key adds, `add` calls the Python method
@@ -544,17 +546,25 @@ void bind_readable(py::class_<Guarded<Core>>& cls) {
     // clear() frees memory refuses it while the views exist (above). The
     // call counts itself first, so a clear() between recording the pointers
     // and counting the views is refused too.
+    // Whether views of this type's arrays are copy-on-write snapshots
+    // (guard.hpp), so its protocol 5 pickle verifies the frame's checksum.
+    cls.attr("_views_are_snapshots") = py::bool_(HandsOffArrays<Core>::value);
     cls.def("_frame_parts", [](py::object self_obj) {
         G& self = self_obj.cast<G&>();
         const FrameViewCount recording(self.frame_views);
         PartsSink sink;
-        self.guard.released_read([&] { serialize_keyed(self.core, self.hashing, sink); });
+        std::shared_ptr<void> keeper;
+        self.guard.released_read([&] {
+            keeper = self.view_keeper();
+            serialize_keyed(self.core, self.hashing, sink);
+        });
         py::list out;
         for (const PartsSink::Part& part : sink.parts()) {
             if (part.data == nullptr)
                 out.append(py::bytes(part.bytes));
             else
-                out.append(py::cast(FrameView{self_obj, part.data, part.len, FrameViewCount(self.frame_views)}));
+                out.append(
+                    py::cast(FrameView{self_obj, part.data, part.len, FrameViewCount(self.frame_views), keeper}));
         }
         return py::tuple(out);
     });
@@ -584,7 +594,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
             const unsigned threads = threads_for_batch(batch.size());
-            self.guard.released_write(
+            self.released_write(
                 [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, out, threads); }); });
             return result;
         },
@@ -594,7 +604,7 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         [](G& self, py::handle keys) {
             KeyBatch batch(keys, self.hashing);
             const unsigned threads = threads_for_batch(batch.size());
-            self.guard.released_write(
+            self.released_write(
                 [&] { batch.visit([&](const auto& source) { add_many_on(self.core, source, nullptr, threads); }); });
         },
         py::arg("keys"));
@@ -602,9 +612,11 @@ void bind_common(py::class_<Guarded<Core>>& cls) {
         "clear",
         [](G& self) {
             // Checked under the filter's lock: _frame_parts() counts itself
-            // before it takes the lock to record its pointers.
-            const bool refused = self.guard.write([&] {
-                if (ClearFreesStorage<Core>::value && self.frame_views.load() != 0) return true;
+            // before it takes the lock to record its pointers. A
+            // copy-on-write core has handed its arrays to the views by now.
+            const bool refused = self.write([&] {
+                if (ClearFreesStorage<Core>::value && !HandsOffArrays<Core>::value && self.frame_views.load() != 0)
+                    return true;
                 self.core.clear();
                 return false;
             });

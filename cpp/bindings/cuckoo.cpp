@@ -33,14 +33,13 @@ void bind_cuckoo(py::module_& m) {
         [](G& self, py::handle keys, bool want_result) -> py::object {
             KeyBatch batch(keys, self.hashing);
             if (!want_result) {
-                self.guard.released_write(
+                self.released_write(
                     [&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, nullptr); }); });
                 return py::none();
             }
             auto result = new_bool_array(batch.size());
             uint8_t* out = bool_data(result);
-            self.guard.released_write(
-                [&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, out); }); });
+            self.released_write([&] { batch.visit([&](const auto& source) { self.core.add_new_many(source, out); }); });
             return std::move(result);
         },
         py::arg("keys"), py::arg("want_result") = true);

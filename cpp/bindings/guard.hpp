@@ -14,16 +14,19 @@
 #include <bloomkit/keys.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <exception>
 #if defined(__GLIBCXX__)
 #include <cxxabi.h>  // abi::__forced_unwind
 #endif
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace bloomkit_py {
 
@@ -169,6 +172,26 @@ auto write_first_read_second(AccessGuard& a, AccessGuard& b, F&& f) {
     return with_pair<std::unique_lock<std::shared_mutex>>(a, b, std::forward<F>(f));
 }
 
+// Cores whose writers move stored data around, so that their arrays read
+// outside the filter's lock can be torn (cuckoo: an insert's kick chain has
+// one fingerprint in no bucket mid-walk), offer hand_off_arrays(retired):
+// fresh copies for the core, the originals (same addresses) to `retired`.
+// Views of such a core's arrays (protocol 5 pickle buffers: common.hpp,
+// _frame_parts) are copy-on-write: the first write while any view lives
+// hands the arrays off to the views, which keep reading the snapshot the
+// frame's checksum was computed over; with no view alive nothing is copied.
+template <class Core, class = void>
+struct HandsOffArrays : std::false_type {};
+template <class Core>
+struct HandsOffArrays<Core, std::void_t<decltype(std::declval<Core&>().hand_off_arrays(
+                                std::declval<std::vector<std::vector<uint8_t>>&>()))>> : std::true_type {};
+
+// What the views taken since a filter's last write share: for a
+// copy-on-write core, the arrays handed off to them once it is written.
+struct ViewedArrays {
+    std::vector<std::vector<uint8_t>> retired;
+};
+
 // A core filter plus the guard protecting it: the object the bindings expose.
 // `hashing` is how its keys are hashed (MurmurHash3 under the core's seed,
 // or SipHash for a keyed filter: keys.hpp, KeyHashing); the cores only ever
@@ -188,6 +211,51 @@ struct Guarded {
     // while _frame_parts() records them. Atomic: clear() reads it under the
     // filter's lock, possibly without the GIL.
     std::atomic<uint32_t> frame_views{0};
+
+    // Every write to the core goes through these (guard.write and
+    // guard.released_write plus the copy-on-write above).
+    template <class F>
+    auto write(F&& f) {
+        return guard.write([&] {
+            before_write();
+            return f();
+        });
+    }
+    template <class F>
+    auto released_write(F&& f) {
+        return guard.released_write([&] {
+            before_write();
+            return f();
+        });
+    }
+
+    // What a new view of the core's arrays holds on to besides the filter
+    // object (null unless the core is copy-on-write). Called under the
+    // filter's shared lock, so concurrently with other readers only.
+    std::shared_ptr<void> view_keeper() {
+        if constexpr (HandsOffArrays<Core>::value) {
+            std::lock_guard<std::mutex> lock(viewed_mutex_);
+            if (viewed_ == nullptr) viewed_ = std::make_shared<ViewedArrays>();
+            return viewed_;
+        } else {
+            return nullptr;
+        }
+    }
+
+  private:
+    // Under the exclusive lock (or the GIL with no thread inside the
+    // filter), so no view is being taken. use_count() > 1: a view still
+    // holds the shared ViewedArrays (a count read just as the last view
+    // dies only costs a needless copy; a new view cannot appear now).
+    void before_write() {
+        if constexpr (HandsOffArrays<Core>::value) {
+            if (viewed_ == nullptr) return;
+            if (viewed_.use_count() > 1) core.hand_off_arrays(viewed_->retired);
+            viewed_.reset();
+        }
+    }
+    std::mutex viewed_mutex_;
+    std::shared_ptr<ViewedArrays> viewed_;
 };
 
 // The TypeError for an object made with Cls.__new__(Cls) whose __init__

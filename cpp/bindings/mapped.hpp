@@ -28,7 +28,7 @@ void bind_file_methods(py::class_<Guarded<Core>>& cls) {
     // The last writer to close writes the checksum and marks the file closed
     // (MappedFile::close), after this process's batches have ended.
     cls.def("_close", [](G& self, std::shared_ptr<bloomkit::MappedFile> file) {
-        self.guard.released_write([&] {
+        self.released_write([&] {
             if (self.core.closed()) return;
             self.core.close();
             if (file) file->close();

@@ -93,7 +93,7 @@ using G = Guarded<OrcBloomFilter>;
 // like every other filter's: positional-only, no pybind11 dispatch.
 py::object orc_add(G& self, py::handle key) {
     const HashPair h = pair_of(key);
-    return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+    return py::bool_(self.write([&] { return self.core.add(h); }));
 }
 
 bool orc_contains(G& self, py::handle key) {
@@ -161,7 +161,7 @@ void bind_orc(py::module_& m) {
         const size_t n = static_cast<size_t>(pairs.shape(0));
         auto result = new_bool_array(want_result ? n : 0);
         uint8_t* out = want_result ? bool_data(result) : nullptr;
-        self.guard.released_write([&] { self.core.add_many(h, n, out); });
+        self.released_write([&] { self.core.add_many(h, n, out); });
         return result;
     });
     cls.def("_contains_pairs", [](G& self, py::array_t<int32_t, py::array::c_style> pairs) {
@@ -192,7 +192,7 @@ void bind_orc(py::module_& m) {
         },
         py::arg("utf8"));
     cls.def(
-        "clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
+        "clear", [](G& self) { self.write([&] { self.core.clear(); }); }, "Remove every key.");
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("num_bits", [](G& self) { return self.core.num_bits(); });
     cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); });

@@ -28,7 +28,7 @@ namespace py = pybind11;
 template <class Core>
 bool removal_discard(Guarded<Core>& self, py::handle key) {
     const Hash128 h = hash_key(key, self.hashing);
-    return self.guard.write([&] { return self.core.remove(h); });
+    return self.write([&] { return self.core.remove(h); });
 }
 
 template <class Core>
@@ -72,7 +72,7 @@ void bind_removal(py::class_<Guarded<Core>>& cls) {
         "_remove_many",
         [](G& self, py::handle keys) {
             KeyBatch batch(keys, self.hashing);
-            const size_t missing = self.guard.released_write([&] {
+            const size_t missing = self.released_write([&] {
                 size_t first_missing = batch.size();
                 batch.visit([&](const auto& source) { first_missing = self.core.remove_many(source); });
                 return first_missing;

@@ -75,7 +75,7 @@ using G = Guarded<SparkBloomFilter>;
 // like every other filter's: positional-only, no pybind11 dispatch.
 py::object spark_add(G& self, py::handle key) {
     const HashPair h = pair_of(canonical_key(key), self.core.seed());
-    return py::bool_(self.guard.write([&] { return self.core.add(h); }));
+    return py::bool_(self.write([&] { return self.core.add(h); }));
 }
 
 bool spark_contains(G& self, py::handle key) {
@@ -124,7 +124,7 @@ void bind_spark(py::module_& m) {
         const size_t n = static_cast<size_t>(pairs.shape(0));
         auto result = new_bool_array(want_result ? n : 0);
         uint8_t* out = want_result ? bool_data(result) : nullptr;
-        self.guard.released_write([&] { self.core.add_many(h, n, out); });
+        self.released_write([&] { self.core.add_many(h, n, out); });
         return result;
     });
     cls.def("_contains_pairs", [](G& self, py::array_t<int32_t, py::array::c_style> pairs) {
@@ -149,7 +149,7 @@ void bind_spark(py::module_& m) {
         },
         "The filter as Spark's BloomFilter.writeTo writes it (readable by BloomFilter.readFrom).");
     cls.def(
-        "clear", [](G& self) { self.guard.write([&] { self.core.clear(); }); }, "Remove every key.");
+        "clear", [](G& self) { self.write([&] { self.core.clear(); }); }, "Remove every key.");
     cls.def_property_readonly("version", [](G& self) { return self.core.version(); });
     cls.def_property_readonly("num_hashes", [](G& self) { return self.core.num_hashes(); });
     cls.def_property_readonly("seed", [](G& self) { return self.core.seed(); });

@@ -183,7 +183,10 @@ class FilterBase:
             parts = self._frame_parts()
             views = tuple(pickle.PickleBuffer(p) if not isinstance(p, bytes) else p for p in parts)
             live = tuple(i for i, p in enumerate(parts) if not isinstance(p, bytes))
-            if self._frozen or not live:
+            if self._frozen or not live or self._views_are_snapshots:
+                # Nothing can change what the views show (copy-on-write
+                # arrays: the core's _views_are_snapshots): the frame's
+                # checksum covers them and the load verifies it.
                 return (type(self)._from_frame_parts, views)
             # The views are read after this checksum was computed (by the
             # pickler, or by the consumer of out-of-band buffers): a writer

@@ -1,5 +1,4 @@
 import os
-from types import TracebackType
 from typing import Any, Literal
 
 import numpy as np
@@ -10,13 +9,14 @@ from ._algebra import SetAlgebraMixin
 from ._base import FilterBase
 from ._fill import FillEstimates as FillEstimates
 from ._fill import estimate_cardinality as estimate_cardinality
+from ._mapped import FileBacked
 from .calc import _Count, _Layout
 from .orc_bloom import OrcBloomFilter
 from .spark_sketch import SparkBloomFilter
 
 __all__ = ["BloomFilter", "estimate_union_size", "estimate_intersection_size", "jaccard"]
 
-class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
+class BloomFilter(FileBacked, FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
     # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__),
     # hashing="orc" a bloomkit.orc_bloom.OrcBloomFilter.
     def __new__(
@@ -61,15 +61,6 @@ class BloomFilter(FillEstimates, SetAlgebraMixin, FilterBase, _core.BloomCore):
         verify: bool = False,
         exact: bool = True,
     ) -> BloomFilter: ...
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> BloomFilter: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
     def _check_capacity(self, stacklevel: int = 1) -> None: ...
     def _display_rows(self) -> dict[str, Any]: ...
     def _positions_many(self, keys: Any) -> npt.NDArray[np.uint64]: ...

@@ -85,13 +85,13 @@ class CuckooFilter(RemovalMixin, FilterBase, _core.CuckooCore):
     """
 
     _core_class = _core.CuckooCore
-    # Not viewed in place by a protocol 5 pickle: an insert relocates
-    # fingerprints between buckets (one is in no bucket mid-walk) and the
-    # stage's count must equal its occupied slots, so a view read while
-    # another thread inserts can lose an acknowledged key or be refused.
-    # The pickle is to_bytes(), a snapshot taken under the filter's lock
-    # (docs/decisions.md, "Protocol 5 pickles of a filter being written").
-    _pickles_in_place = False
+    # Viewed in place by a protocol 5 pickle, copy-on-write: an insert
+    # relocates fingerprints between buckets (one is in no bucket mid-walk),
+    # so the first write while pickle buffers view the arrays gives the
+    # filter copies and leaves the views a consistent snapshot
+    # (cpp/bindings/guard.hpp, HandsOffArrays; docs/decisions.md, "Protocol
+    # 5 pickles of a filter being written").
+    _pickles_in_place = True
 
     def __init__(
         self,

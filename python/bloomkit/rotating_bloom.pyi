@@ -1,7 +1,6 @@
 import datetime
 import os
 from functools import cached_property
-from types import TracebackType
 from typing import Any, Callable, Literal, NamedTuple
 
 import numpy as np
@@ -9,6 +8,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._base import FilterBase, _Key
+from ._mapped import FileBacked
 from ._window import WindowSpec
 from .calc import _Count, _Layout
 
@@ -19,7 +19,7 @@ class GenerationInfo(NamedTuple):
     count: int  # type: ignore[assignment]  # the field shadows tuple.count, as at runtime
     fill_ratio: float
 
-class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
+class RotatingBloomFilter(FileBacked, FilterBase, _core.RotatingBloomCore):
     def __init__(
         self,
         capacity: _Count,
@@ -49,15 +49,6 @@ class RotatingBloomFilter(FilterBase, _core.RotatingBloomCore):
         layout: _Layout | None = None,
         verify: bool = False,
     ) -> RotatingBloomFilter: ...
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
-    def __enter__(self) -> RotatingBloomFilter: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
     @property
     def clock(self) -> Callable[[], float]: ...
     @clock.setter

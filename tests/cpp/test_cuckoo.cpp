@@ -114,6 +114,35 @@ TEST_CASE("CuckooFilter: auto_grow adds stages and keeps every key") {
     CHECK(f.size() == 0);
 }
 
+TEST_CASE("CuckooFilter: hand_off_arrays gives away the arrays unchanged and in place, keeping the filter equal") {
+    CuckooFilter f(cuckoo_geometry(64, 12, true));
+    const auto keys = distinct_keys(3000, 6);
+    f.add_many(as_keys(keys), nullptr);
+    REQUIRE(f.stages().size() > 1);
+    const CuckooFilter before = f;
+    const std::vector<uint8_t> frame = f.serialize();
+    std::vector<const uint8_t*> addresses;
+    for (const CuckooTable& t : f.stages()) addresses.push_back(t.table().data());
+
+    std::vector<std::vector<uint8_t>> retired;
+    f.hand_off_arrays(retired);
+    REQUIRE(retired.size() == addresses.size());
+    for (size_t s = 0; s < retired.size(); ++s) {
+        CHECK(retired[s].data() == addresses[s]);  // what a view points at
+        CHECK(f.stages()[s].table().data() != addresses[s]);
+    }
+    CHECK(f == before);
+    CHECK(f.serialize() == frame);
+
+    // Writes (kicks, growth, clear) change the filter's copies only.
+    const std::vector<std::vector<uint8_t>> snapshot = retired;
+    const auto more = distinct_keys(6000, 7);
+    f.add_many(as_keys(more), nullptr);
+    f.clear();
+    CHECK(retired == snapshot);
+    for (size_t s = 0; s < retired.size(); ++s) CHECK(retired[s].data() == addresses[s]);
+}
+
 TEST_CASE("CuckooFilter: remove_many is all or nothing") {
     CuckooFilter f(cuckoo_geometry(1024, 16));
     const auto keys = distinct_keys(1000, 5);

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cuckoo_table.hpp"
@@ -372,12 +373,32 @@ class CuckooFilter {
 
     // Empties the filter and drops every grown stage: the only call that
     // frees a table's memory (a new stage moves the others, keeping each
-    // table where it is, so views of them stay valid; cpp/bindings/common.hpp).
+    // array where it is; hand_off_arrays gives the old ones away first).
     static_assert(std::is_nothrow_move_constructible<CuckooTable>::value, "growth must move stages, not copy them");
     static constexpr bool kClearFreesStorage = true;
     void clear() {
         stages_.erase(stages_.begin() + 1, stages_.end());
         stages_.front().clear();
+    }
+
+    // Copy-on-write for readers outside the filter's lock (protocol 5
+    // pickle buffers, cpp/bindings/guard.hpp): an insert moves fingerprints
+    // between buckets (one is in no bucket mid-walk), so a view of the live
+    // arrays read during a write could lose a key. Before the first write
+    // while such views exist, each stage gets a copy of its fingerprint
+    // array and the arrays it had -- unchanged, at the same addresses -- go
+    // to `retired`, so the views keep reading the snapshot they were taken
+    // of. Every copy is made before anything is swapped: a bad_alloc leaves
+    // the filter as it was.
+    void hand_off_arrays(std::vector<std::vector<uint8_t>>& retired) {
+        std::vector<std::vector<uint8_t>> copies;
+        copies.reserve(stages_.size());
+        for (const CuckooTable& t : stages_) copies.push_back(t.table().copy_bytes());
+        retired.reserve(retired.size() + copies.size());
+        for (size_t s = 0; s < stages_.size(); ++s) {
+            stages_[s].swap_array(copies[s]);
+            retired.push_back(std::move(copies[s]));
+        }
     }
 
     bool operator==(const CuckooFilter& other) const {

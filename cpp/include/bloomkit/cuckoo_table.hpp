@@ -279,6 +279,7 @@ class CuckooTable {
     uint64_t size() const { return count_; }
     const Victim& victim() const { return victim_; }
     const FingerprintTable& table() const { return table_; }
+    void swap_array(std::vector<uint8_t>& other) noexcept { table_.swap_bytes(other); }
     uint64_t num_buckets() const { return table_.num_buckets(); }
 
     void clear() {

@@ -142,6 +142,13 @@ class FingerprintTable {
 
     void clear() { std::fill(bytes_.begin(), bytes_.end(), 0); }
 
+    // The packed array (with its load padding) as a new vector, and the
+    // exchange of the array for another of the same size: the copy-on-write
+    // of CuckooFilter::hand_off_arrays. The swap moves buffers, so the old
+    // array keeps its address and bytes.
+    std::vector<uint8_t> copy_bytes() const { return bytes_; }
+    void swap_bytes(std::vector<uint8_t>& other) noexcept { bytes_.swap(other); }
+
     bool operator==(const FingerprintTable& other) const {
         return num_buckets_ == other.num_buckets_ && bucket_size_ == other.bucket_size_ && bits_ == other.bits_ &&
                bytes_ == other.bytes_;
