@@ -147,6 +147,18 @@ def test_the_core_walk_over_paths_answers_as_the_python_reader(orc_file, column)
         assert [stripe for _, stripe in bo.candidates([orc_file, orc_file], column, keys)] == by_python * 2
 
 
+def test_many_paths_walked_on_two_threads_answer_in_file_order(tmp_path):
+    """From 16 paths on, the core walks the two halves on two threads: same stripes, file order kept."""
+    paths = [str(write(tmp_path / f"{c}.orc", c, columns=["id"])) for c in ("uncompressed", "zlib")]
+    sources = [paths[i % 2] for i in range(40)]
+    keys = TABLE["id"].to_pylist()[:: ROWS // 3]
+    with open(paths[0], "rb") as first, open(paths[1], "rb") as second:
+        one_each = [[stripe for _, stripe in bo.candidates([handle], "id", keys)] for handle in (first, second)]
+    found = bo.candidates(sources, "id", keys)
+    assert found == [(source, stripe) for i, source in enumerate(sources) for stripe in one_each[i % 2]]
+    assert len(found) >= 40  # every file holds at least one of the keys
+
+
 def test_damaged_files_on_disk_are_refused_as_file_objects_are(tmp_path):
     """The core leaves any file it cannot read completely to _OrcFile: same errors, same stripes."""
     path = write(tmp_path / "f.orc", "zlib", columns=["id"])

@@ -162,3 +162,31 @@ TEST_CASE("ORC file skipping: a stripe is kept when its filter may hold a key; a
     }
     CHECK(left > good.size() / 10);  // the framing refuses; flips inside the words are read
 }
+
+TEST_CASE("ORC file skipping: many files on two threads keep file order and stop at the first file left") {
+    OrcBloomFilter holding(4, 32), other(4, 32);
+    holding.add(split(hash_long(42)));
+    other.add(split(hash_long(43)));
+    const HashPair key = split(hash_long(42));
+    std::vector<std::vector<uint8_t>> files;
+    std::vector<OrcCandidate> expected;
+    for (size_t i = 0; i < 40; ++i) {
+        files.push_back(orc_file(i % 3 == 0 ? holding : other));
+        if (i % 3 == 0) expected.emplace_back(i, 0);
+    }
+    OrcFileSkipper skipper("id", &key, 1);
+    CHECK(walk(skipper, files).kind == OrcSkipStop::kDone);
+    CHECK(skipper.candidates() == expected);
+    for (size_t bad : {size_t(5), size_t(30)}) {  // in the first half, in the second
+        std::vector<std::vector<uint8_t>> damaged = files;
+        damaged[bad].resize(10);
+        OrcFileSkipper stopped("id", &key, 1);
+        const OrcSkipStop stop = walk(stopped, damaged);
+        CHECK(stop.kind == OrcSkipStop::kReadElsewhere);
+        CHECK(stop.file == bad);
+        std::vector<OrcCandidate> before;
+        for (const OrcCandidate& c : expected)
+            if (c.first < bad) before.push_back(c);
+        CHECK(stopped.candidates() == before);
+    }
+}

@@ -1,6 +1,7 @@
 // Skipping the stripes of many ORC files in one call: per file its tail
 // (PostScript, Footer), the column's id, each stripe's footer and Bloom
-// filter stream, and OrcKeyProbes (orc_skip.hpp) — no Python between files.
+// filter stream, and OrcKeyProbes (orc_skip.hpp) — no Python between files,
+// the files' two halves on two threads.
 //
 // What is read and how is bloomkit/orc.py's _OrcFile, step for step
 // (docs/FORMAT.md, "ORC files"): the same fields, the same "last one wins"
@@ -29,6 +30,7 @@
 #include "memory.hpp"
 #include "orc_bloom.hpp"
 #include "orc_skip.hpp"
+#include "parallel.hpp"
 #include "positional_file.hpp"
 #include "protobuf_wire.hpp"
 
@@ -93,12 +95,13 @@ struct Stripe {
 
 }  // namespace file_detail
 
-class OrcFileSkipper {
+// One thread's walk over a run of files (OrcFileSkipper runs two).
+class OrcFileWalk {
   public:
-    OrcFileSkipper(std::string column, const HashPair* pairs, size_t n)
+    OrcFileWalk(std::string column, const HashPair* pairs, size_t n)
         : column_(std::move(column)), probes_(pairs, n), have_keys_(n > 0) {}
 
-    const std::vector<OrcCandidate>& candidates() const { return candidates_; }
+    std::vector<OrcCandidate>& candidates() { return candidates_; }
 
     // Walks files[start..] (open_file(i) gives file i); stops at the end or
     // at a file to be read elsewhere, keeping no candidate of that file.
@@ -383,6 +386,55 @@ class OrcFileSkipper {
     uint32_t compression_ = kNone;
     uint64_t block_size_ = file_detail::kDefaultBlock;
     std::vector<uint8_t> buffer_;  // the last raw read
+    std::vector<OrcCandidate> candidates_;
+};
+
+// The walk over many files: two halves on two threads (parallel.hpp's
+// run_on_two_threads, when a helper may start), each with its own buffers
+// and probe positions; one thread for a few files. Stops at the first file
+// in file order that is to be read elsewhere, with the candidates of every
+// file before it.
+class OrcFileSkipper {
+  public:
+    static constexpr size_t kMinFilesForTwoThreads = 16;
+
+    OrcFileSkipper(const std::string& column, const HashPair* pairs, size_t n)
+        : lanes_{OrcFileWalk(column, pairs, n), OrcFileWalk(column, pairs, n)} {}
+
+    const std::vector<OrcCandidate>& candidates() const { return candidates_; }
+
+    template <class OpenFile>
+    OrcSkipStop run(size_t count, size_t start, OpenFile&& open_file, const Inflate& inflate) {
+        if (count > start && count - start >= kMinFilesForTwoThreads) {
+            const size_t mid = start + (count - start) / 2;
+            OrcSkipStop stops[2];
+            const bool ran = run_on_two_threads([&](int t) {
+                stops[t] = t == 0 ? lanes_[0].run(mid, start, open_file, inflate)
+                                  : lanes_[1].run(count, mid, open_file, inflate);
+            });
+            if (ran) {
+                take(lanes_[0]);
+                if (stops[0].kind != OrcSkipStop::kDone) {
+                    lanes_[1].candidates().clear();
+                    return stops[0];
+                }
+                take(lanes_[1]);
+                return stops[1];
+            }
+        }
+        const OrcSkipStop stop = lanes_[0].run(count, start, open_file, inflate);
+        take(lanes_[0]);
+        return stop;
+    }
+
+  private:
+    void take(OrcFileWalk& lane) {
+        std::vector<OrcCandidate>& found = lane.candidates();
+        candidates_.insert(candidates_.end(), found.begin(), found.end());
+        found.clear();
+    }
+
+    OrcFileWalk lanes_[2];
     std::vector<OrcCandidate> candidates_;
 };
 
