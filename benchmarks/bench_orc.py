@@ -2,7 +2,9 @@
 
 ``--files`` ORC files of one stripe each (``--rows`` int64 ids per file, all
 distinct, shuffled so min/max statistics cannot skip), written by pyarrow
-with Bloom filters on ``id`` at ``--fpp`` (one per 10,000-row stride). The
+with Bloom filters on ``id`` at ``--fpp`` (one per 10,000-row stride), in
+``--compression`` (ZLIB by default, as Hive writes; pyarrow's own default
+is uncompressed). The
 query: ``--keys`` ids, of which ``--present`` are in the files (each in a
 different file) and the rest in none. Compared in one run:
 
@@ -33,7 +35,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import header, parse_count, print_machine, timed  # noqa: E402
 
 
-def write_files(folder: str, files: int, rows: int, fpp: float, seed: int) -> tuple:
+def write_files(folder: str, files: int, rows: int, fpp: float, seed: int, compression: str = "zlib") -> tuple:
     import pyarrow as pa
     import pyarrow.orc
 
@@ -43,7 +45,7 @@ def write_files(folder: str, files: int, rows: int, fpp: float, seed: int) -> tu
     for i in range(files):
         path = os.path.join(folder, f"part-{i:05d}.orc")
         table = pa.table({"id": ids[i * rows : (i + 1) * rows]})
-        pyarrow.orc.write_table(table, path, compression="zlib", bloom_filter_columns=[1], bloom_filter_fpp=fpp)
+        pyarrow.orc.write_table(table, path, compression=compression, bloom_filter_columns=[1], bloom_filter_fpp=fpp)
         paths.append(path)
     return paths, ids
 
@@ -55,6 +57,9 @@ def main():
     parser.add_argument("--keys", type=parse_count, default=10_000, help="ids asked for")
     parser.add_argument("--present", type=int, default=10, help="of them, in the files (each in its own file)")
     parser.add_argument("--fpp", type=float, default=1e-5, help="the writer's false-positive rate per key")
+    parser.add_argument(
+        "--compression", default="zlib", help="the files' codec (pyarrow's default is uncompressed; Hive's ZLIB)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
@@ -69,7 +74,7 @@ def main():
     print_machine(info, {"pyarrow": pa.__version__})
     folder = tempfile.mkdtemp(prefix="bloomkit-bench-orc-")
     try:
-        t_write, (paths, ids) = timed(lambda: write_files(folder, args.files, args.rows, args.fpp, args.seed))
+        t_write, (paths, ids) = timed(lambda: write_files(folder, args.files, args.rows, args.fpp, args.seed, args.compression))
         rng = np.random.default_rng(args.seed + 1)
         holders = rng.choice(args.files, size=args.present, replace=False)
         present = np.array([ids[h * args.rows + rng.integers(args.rows)] for h in holders], dtype=np.int64)

@@ -27,14 +27,18 @@
 #include <bloomkit/format.hpp>
 #include <bloomkit/frame_reader.hpp>
 #include <bloomkit/orc_bloom.hpp>
+#include <bloomkit/orc_file_skip.hpp>
+#include <bloomkit/orc_skip.hpp>
 #include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/parquet_footer.hpp>
+#include <bloomkit/parquet_skip.hpp>
 #include <bloomkit/spark_sketch.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <type_traits>
@@ -215,6 +219,47 @@ void try_parquet_footer(const uint8_t* data, size_t size) {
     }
 }
 
+// The input as a whole Parquet file, walked by bloomkit.parquet.candidates'
+// reader (parquet_skip.hpp): every footer field, filter offset and length it
+// reads is bounded by the file; it ends done or stopped, never reading past
+// the input, and keeps no candidate of a file it refused.
+void try_parquet_file(const uint8_t* data, size_t size) {
+    for (const std::vector<std::string>& path : {std::vector<std::string>{"id"}, std::vector<std::string>{"s", "id"}}) {
+        parquet::FileSkipper skipper(path);
+        const auto open = [&](size_t) { return std::make_unique<MemoryFile>(data, size); };
+        parquet::SkipStop stop = skipper.run(1, 0, open);
+        if (stop.kind == parquet::SkipStop::kNeedKeys) {
+            const uint64_t hashes[2] = {xxhash64_u64(1), 0x9E3779B97F4A7C15ULL};
+            skipper.add_keys(stop.signature, hashes, 2);
+            stop = skipper.run(1, 0, open);
+        }
+        if (stop.kind != parquet::SkipStop::kDone && !skipper.candidates().empty()) {
+            std::fprintf(stderr, "a refused Parquet file kept candidates\n");
+            std::abort();
+        }
+    }
+}
+
+// The input as a whole ORC file, walked by bloomkit.orc.candidates' reader
+// (orc_file_skip.hpp): it is read completely or left to orc.py, never read
+// past its end, and a file left keeps no candidate. Compressed chunks are
+// "inflated" by copying (so a compressed file's messages are fuzzed too).
+void try_orc_file(const uint8_t* data, size_t size) {
+    const orc::Inflate copy = [](uint32_t, const uint8_t* chunk, size_t n, uint8_t* out, size_t capacity) -> size_t {
+        if (n > capacity) throw orc::ReadElsewhere{};
+        std::memcpy(out, chunk, n);
+        return n;
+    };
+    const orc::HashPair pairs[2] = {orc::split(orc::hash_long(1)), orc::split(orc::hash_long(-7))};
+    orc::OrcFileSkipper skipper("id", pairs, 2);
+    const orc::OrcSkipStop stop = skipper.run(
+        1, 0, [&](size_t) { return std::make_unique<MemoryFile>(data, size); }, copy);
+    if (stop.kind != orc::OrcSkipStop::kDone && !skipper.candidates().empty()) {
+        std::fprintf(stderr, "an ORC file left to orc.py kept candidates\n");
+        std::abort();
+    }
+}
+
 // ORC's orc.proto.BloomFilter message (bloomkit.OrcBloomFilter). Protobuf
 // has more than one encoding of the same message (packed or not, unknown
 // fields), so an accepted message must read back equal from bloomkit's own
@@ -230,6 +275,18 @@ void try_orc(const uint8_t* data, size_t size) {
             }
         }
         for (int64_t i = 0; i < 64; ++i) filter.add(orc::split(orc::hash_long(i)));
+        // Stripe skipping's probe (orc_skip.hpp) answers as contains() does.
+        std::vector<orc::HashPair> pairs;
+        for (int64_t i = 0; i < 130; ++i) pairs.push_back(orc::split(orc::hash_long(i * 7919)));
+        for (size_t n : {size_t(1), size_t(64), pairs.size()}) {
+            orc::OrcKeyProbes probes(pairs.data(), n);
+            bool expected = false;
+            for (size_t i = 0; i < n; ++i) expected = expected || filter.contains(pairs[i]);
+            if (probes.any_in(filter) != expected) {
+                std::fprintf(stderr, "ORC skipping's probe disagrees with contains()\n");
+                std::abort();
+            }
+        }
     } catch (const FormatError&) {
     }
 }
@@ -244,7 +301,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         try_spark(data, size);
         try_parquet(data, size);
         try_parquet_footer(data, size);
+        try_parquet_file(data, size);
         try_orc(data, size);
+        try_orc_file(data, size);
         return 0;
     }
     switch (type) {

@@ -157,7 +157,7 @@ def main(directory: str) -> None:
 
 
 def parquet_filters() -> dict:
-    """Parquet column chunks' Bloom filters (header and bitset) as pyarrow writes them, for bloomkit.parquet."""
+    """Parquet column chunks' Bloom filters, footers and a file, and ORC files, as pyarrow writes them."""
     import io
 
     import pyarrow as pa
@@ -182,6 +182,17 @@ def parquet_filters() -> dict:
         data = buffer.getvalue()
         length = int.from_bytes(data[-8:-4], "little")
         filters[f"parquet-footer-{name}"] = data[-8 - length : -8]
+        if name == "flat":
+            filters["parquet-file-flat"] = data  # a whole file, as candidates walks it
+    # Whole ORC files with filters on "id", uncompressed and ZLIB (the fuzzer inflates by copying).
+    import pyarrow.orc
+
+    for compression in ("uncompressed", "zlib"):
+        buffer = io.BytesIO()
+        pyarrow.orc.write_table(
+            table, buffer, compression=compression, row_index_stride=64, bloom_filter_columns=[1], bloom_filter_fpp=0.1
+        )
+        filters[f"orc-file-{compression}"] = buffer.getvalue()
     return filters
 
 

@@ -134,6 +134,64 @@ def test_file_objects_read_like_paths(tmp_path):
     assert found[0] == (source, 0) and all(given is source for given, _ in found)  # sources come back as given
 
 
+@pytest.mark.parametrize("column", ["id", "s", "d"])
+def test_the_core_walk_over_paths_answers_as_the_python_reader(orc_file, column):
+    """Local paths are walked in the core (orc_file_skip.hpp); file objects by _OrcFile: same stripes."""
+    rng = np.random.default_rng(8)
+    present = [TABLE[column][int(r)].as_py() for r in rng.choice(ROWS, size=4, replace=False)]
+    absent = ["nobody"] * 3 if column == "s" else [float(v) + 0.5 for v in rng.integers(0, 10**9, 200)]
+    for keys in (present, absent, present[:1] + absent):
+        keys = [int(k) for k in keys] if column == "id" else keys
+        with open(orc_file, "rb") as handle:
+            by_python = [stripe for _, stripe in bo.candidates([handle], column, keys)]
+        assert [stripe for _, stripe in bo.candidates([orc_file, orc_file], column, keys)] == by_python * 2
+
+
+def test_many_paths_walked_on_two_threads_answer_in_file_order(tmp_path):
+    """From 16 paths on, the core walks the two halves on two threads: same stripes, file order kept."""
+    paths = [str(write(tmp_path / f"{c}.orc", c, columns=["id"])) for c in ("uncompressed", "zlib")]
+    sources = [paths[i % 2] for i in range(40)]
+    keys = TABLE["id"].to_pylist()[:: ROWS // 3]
+    with open(paths[0], "rb") as first, open(paths[1], "rb") as second:
+        one_each = [[stripe for _, stripe in bo.candidates([handle], "id", keys)] for handle in (first, second)]
+    found = bo.candidates(sources, "id", keys)
+    assert found == [(source, stripe) for i, source in enumerate(sources) for stripe in one_each[i % 2]]
+    assert len(found) >= 40  # every file holds at least one of the keys
+
+
+def test_damaged_files_on_disk_are_refused_as_file_objects_are(tmp_path):
+    """The core leaves any file it cannot read completely to _OrcFile: same errors, same stripes."""
+    path = write(tmp_path / "f.orc", "zlib", columns=["id"])
+    data = path.read_bytes()
+    rng = np.random.default_rng(9)
+    damaged = [data[:end] for end in range(0, len(data), max(1, len(data) // 40))]
+    damaged += [data[: len(data) - cut] for cut in range(1, 80, 3)]
+    for at in rng.integers(0, len(data), size=150):
+        bad = bytearray(data)
+        bad[int(at)] ^= 1 << int(rng.integers(0, 8))
+        damaged.append(bytes(bad))
+    keys = TABLE["id"].to_pylist()[::7919]
+    outcomes = {"same error": 0, "same stripes": 0}
+
+    def outcome(source):
+        try:
+            return [stripe for _, stripe in bo.candidates([source], "id", keys)]
+        except (ValueError, KeyError) as error:
+            return type(error), str(error).replace(repr(source), str(target))
+
+    for i, content in enumerate(damaged):
+        target = tmp_path / f"damaged-{i}.orc"
+        target.write_bytes(content)
+        from_disk, from_object = outcome(target), outcome(io.BytesIO(content))
+        assert from_disk == from_object, i
+        outcomes["same stripes" if isinstance(from_disk, list) else "same error"] += 1
+    assert outcomes["same error"] > 40 and outcomes["same stripes"] > 20, outcomes
+    with pytest.raises(FileNotFoundError):
+        bo.candidates([path, tmp_path / "missing.orc"], "id", keys)
+    with pytest.raises(KeyError, match=r"no column 'nope' \(top-level columns: 'id',"):
+        bo.candidates([path], "nope", keys)
+
+
 @pytest.mark.statistical
 @pytest.mark.parametrize("column", ["id", "s", "d"])
 def test_false_positive_rate_is_the_writers_requested_rate(tmp_path, column):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import io
+import re
 
 import numpy as np
 import pytest
@@ -456,6 +457,79 @@ def test_random_damage_to_a_footer_is_refused_or_read_never_a_crash(pyarrow_file
             assert all(offset >= -1 and length >= -1 for offset, length in chunks)
             outcomes["read"] += 1
     assert outcomes["refused"] > 100 and outcomes["read"] > 100
+
+
+def _refusal(source):
+    try:
+        candidates([source], "i64", [1, 2])
+    except (ValueError, KeyError) as error:
+        return type(error), str(error)
+    return None
+
+
+def test_damaged_files_on_disk_are_refused_as_file_objects_are(pyarrow_file, tmp_path):
+    """Local paths go through the core's walk, file objects through Python: same checks, same messages."""
+    path, _ = pyarrow_file
+    data = path.read_bytes()
+    footer_length = int.from_bytes(data[-8:-4], "little")
+    _, offset, _ = _filter_bytes(path, "i64", 1)
+    header_bad = bytearray(data)
+    header_bad[offset + 1] |= 0x7E  # numBytes larger than the recorded length holds
+    damaged = {
+        "cut-tail": data[:-1],
+        "encrypted": data[:-8] + b"PARE",
+        "footer-too-long": data[:-8] + len(data).to_bytes(4, "little") + b"PAR1",
+        "tiny": b"PAR1",
+        "footer-cut": data[: -8 - footer_length] + data[-8 - footer_length + 10 : -8] + data[-8:],
+        "header": bytes(header_bad),
+    }
+    rng = np.random.default_rng(11)
+    for i in range(40):  # random damage to the footer
+        bad = bytearray(data)
+        for position in rng.integers(len(data) - 8 - footer_length, len(data) - 8, size=3):
+            bad[position] = int(rng.integers(0, 256))
+        damaged[f"random-{i}"] = bytes(bad)
+    refused = 0
+    for name, content in damaged.items():
+        target = tmp_path / f"{name}.parquet"
+        target.write_bytes(content)
+        from_disk = _refusal(target)
+        handle = io.BytesIO(content)
+        from_object = _refusal(handle)
+        if from_object is not None:
+            from_object = (from_object[0], from_object[1].replace("BytesIO", str(target)))
+            refused += 1
+        assert from_disk == from_object, name
+        if from_disk is None:  # read: both routes found the same row groups
+            assert [g for _, g in candidates([target], "i64", [1, 2])] == [
+                g for _, g in candidates([io.BytesIO(content)], "i64", [1, 2])
+            ]
+    assert refused >= 10
+    assert re.search(r"row group 1: Parquet Bloom filter", _refusal(tmp_path / "header.parquet")[1])
+
+
+def test_paths_and_file_objects_mix_in_order_and_system_errors_name_the_path(pyarrow_file, tmp_path):
+    import os
+
+    path, table = pyarrow_file
+    wanted = table.column("i64").to_pylist()[::ROW_GROUP]  # one id in every row group
+    handle = io.BytesIO(path.read_bytes())
+    mixed = candidates([path, handle, str(path)], "i64", wanted)
+    alone = candidates([path], "i64", wanted)
+    assert [g for s, g in mixed if s is path] == [g for _, g in alone]
+    assert [s for s, _ in mixed] == [path] * len(alone) + [handle] * len(alone) + [str(path)] * len(alone)
+    assert len(alone) == pq.ParquetFile(path).metadata.num_row_groups
+    with pytest.raises(FileNotFoundError) as missing:
+        candidates([path, tmp_path / "missing.parquet"], "i64", wanted)
+    assert missing.value.filename == str(tmp_path / "missing.parquet")
+    with pytest.raises(IsADirectoryError):
+        candidates([tmp_path], "i64", wanted)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="Illegal seek"):  # refused at once: no writer is waited for
+        candidates([fifo], "i64", wanted)
+    with pytest.raises(KeyError, match="has no column 'nope'"):
+        candidates([path], "nope", wanted)
 
 
 # ------------------------------------------------------------ Spark's writer

@@ -6,10 +6,16 @@
 // as Java longs (getLongHash), bytes with Murmur3.hash64. Batches are first
 // turned into ORC's hash pairs (validating every key), then applied.
 #include <bloomkit/orc_bloom.hpp>
+#include <bloomkit/orc_file_skip.hpp>
+#include <bloomkit/orc_skip.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common.hpp"
@@ -192,6 +198,65 @@ void bind_orc(py::module_& m) {
     cls.def_property_readonly("nbytes", [](G& self) { return self.core.nbytes(); });
     cls.def_property_readonly("_set_bits",
                               [](G& self) { return self.guard.read([&] { return self.core.set_bits(); }); });
+
+    // One candidates() call's key set (orc_skip.hpp); made and used by that
+    // call only, so no other thread reaches it.
+    py::class_<orc::OrcKeyProbes> probes(m, "OrcKeyProbes", "C++ core of bloomkit.orc.candidates' probe.");
+    probes.def(py::init([](const py::array_t<int32_t, py::array::c_style>& pairs) {
+                   return new orc::OrcKeyProbes(pair_data(pairs), static_cast<size_t>(pairs.shape(0)));
+               }),
+               py::arg("pairs"));
+    probes.def(
+        "_any_in",
+        [](orc::OrcKeyProbes& self, G& filter) {
+            return filter.guard.released_read([&] { return self.any_in(filter.core); });
+        },
+        py::arg("filter"), "Whether any of the keys may be in filter (its contains() for at least one).");
+
+    // One candidates() call's walk over local paths (orc_file_skip.hpp).
+    py::class_<orc::OrcFileSkipper> walker(m, "OrcSkipCore", "C++ core of bloomkit.orc.candidates over local paths.");
+    walker.def(py::init([](const std::string& column, const py::array_t<int32_t, py::array::c_style>& pairs) {
+                   return new orc::OrcFileSkipper(column, pair_data(pairs), static_cast<size_t>(pairs.shape(0)));
+               }),
+               py::arg("column"), py::arg("pairs"));
+    walker.def(
+        "_run",
+        [](orc::OrcFileSkipper& self, const std::vector<std::string>& paths, size_t start, py::object inflate) {
+            // A compressed chunk goes to Python's inflater (bloomkit/orc.py) under
+            // the GIL; whatever it raises leaves the file to orc.py's own reader,
+            // which raises it again with the file named.
+            const orc::Inflate call = [&](uint32_t compression, const uint8_t* chunk, size_t size, uint8_t* out,
+                                          size_t capacity) -> size_t {
+                py::gil_scoped_acquire gil;
+                try {
+                    const py::bytes result =
+                        inflate(compression, py::bytes(reinterpret_cast<const char*>(chunk), size), capacity);
+                    const std::string_view data = result;
+                    if (data.size() > capacity) throw orc::ReadElsewhere{};
+                    std::memcpy(out, data.data(), data.size());
+                    return data.size();
+                } catch (py::error_already_set&) {
+                    throw orc::ReadElsewhere{};
+                }
+            };
+            const orc::OrcSkipStop stop = AccessGuard::without_gil([&] {
+                return self.run(
+                    paths.size(), start, [&](size_t i) { return std::make_unique<bloomkit::FdFile>(paths[i]); }, call);
+            });
+            return py::make_tuple(static_cast<int>(stop.kind), stop.file);
+        },
+        py::arg("paths"), py::arg("start"), py::arg("inflate"),
+        "(kind, file): the walk over paths[start:] ended (0) or stopped at a file to read elsewhere (1).");
+    walker.def_property_readonly("_candidates", [](const orc::OrcFileSkipper& self) {
+        const auto& found = self.candidates();
+        py::array_t<uint64_t> out({static_cast<py::ssize_t>(found.size()), static_cast<py::ssize_t>(2)});
+        uint64_t* data = out.mutable_data();
+        for (size_t i = 0; i < found.size(); ++i) {
+            data[2 * i] = found[i].first;
+            data[2 * i + 1] = found[i].second;
+        }
+        return out;
+    });
 }
 
 }  // namespace bloomkit_py

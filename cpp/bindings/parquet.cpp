@@ -5,11 +5,13 @@
 // the GIL released. No guard: nothing writes the filter after it is read.
 #include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/parquet_footer.hpp>
+#include <bloomkit/parquet_skip.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,6 +148,45 @@ void bind_parquet(py::module_& m) {
     m.def("parquet_hash_offsets", &hash_offsets, py::arg("data"), py::arg("offsets"),
           "Parquet's Bloom filter hash of BYTE_ARRAY values given as Arrow offsets into data (uint64 array).");
     m.attr("PARQUET_MAX_BITSET_BYTES") = parquet::kMaxBitsetBytes;
+
+    // One candidates() call's walk over local files (parquet_skip.hpp); made
+    // and used by that call only, so no other thread reaches it.
+    py::class_<parquet::FileSkipper> skipper(m, "ParquetSkipCore",
+                                             "C++ core of bloomkit.parquet.candidates over local paths.");
+    skipper.def(py::init<std::vector<std::string>>(), py::arg("path"));
+    skipper.def(
+        "_add_keys",
+        [](parquet::FileSkipper& self, const py::bytes& signature,
+           const py::array_t<uint64_t, py::array::c_style>& hashes) {
+            const std::string key = signature;
+            const uint64_t* h = hashes.data();
+            const size_t n = static_cast<size_t>(hashes.size());
+            AccessGuard::without_gil([&] { self.add_keys(key, h, n); });
+        },
+        py::arg("signature"), py::arg("hashes"));
+    skipper.def(
+        "_run",
+        [](parquet::FileSkipper& self, const std::vector<std::string>& paths, size_t start) {
+            const parquet::SkipStop stop = AccessGuard::without_gil([&] {
+                return self.run(paths.size(), start,
+                                [&](size_t i) { return std::make_unique<bloomkit::FdFile>(paths[i]); });
+            });
+            return py::make_tuple(static_cast<int>(stop.kind), stop.file, stop.row_group, stop.error,
+                                  py::bytes(stop.reason), py::bytes(stop.signature));
+        },
+        py::arg("paths"), py::arg("start"),
+        "(kind, file, row group, errno, reason, signature): why the walk over paths[start:] stopped "
+        "(0 done, 1 keys needed for signature, 2 malformed, 3 no such column, 4 system error).");
+    skipper.def_property_readonly("_candidates", [](const parquet::FileSkipper& self) {
+        const auto& found = self.candidates();
+        py::array_t<uint64_t> out({static_cast<py::ssize_t>(found.size()), static_cast<py::ssize_t>(2)});
+        uint64_t* data = out.mutable_data();
+        for (size_t i = 0; i < found.size(); ++i) {
+            data[2 * i] = found[i].first;
+            data[2 * i + 1] = found[i].second;
+        }
+        return out;
+    });
 }
 
 }  // namespace bloomkit_py

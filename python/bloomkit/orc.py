@@ -88,19 +88,67 @@ def candidates(sources, column: str, keys) -> list:
     """
     if isinstance(sources, (str, bytes, os.PathLike)) or hasattr(sources, "read"):
         sources = [sources]
+    sources = list(sources)
     batches = OrcBloomFilter(1, 0.5)._key_batches(keys)  # ORC's pairs do not depend on the filter
-    pairs = np.concatenate(batches) if batches else np.empty((0, 2), dtype=np.int32)
-    found = []
-    for source in sources:
-        with _OrcFile(source) as orc:
-            column_id = orc.column_id(column)
-            for stripe in range(len(orc.stripes)):
-                if len(pairs) == 0:
-                    break
-                filters = orc.stripe_filters(stripe, column_id)
-                if filters is None or any(f._contains_any_pairs(pairs) for f in filters):
-                    found.append((source, stripe))
+    pairs = np.ascontiguousarray(np.concatenate(batches) if batches else np.empty((0, 2), dtype=np.int32))
+    probes = _core.OrcKeyProbes(pairs)  # each key's lead bit positions, once per filter size
+    # The core compares column names as bytes; orc.py as text decoded with
+    # replacement characters, which differ only for a name holding U+FFFD.
+    core_reads_paths = "\ufffd" not in column
+    found: list = []
+    start = 0
+    while start < len(sources):
+        end = start
+        while end < len(sources) and core_reads_paths and isinstance(sources[end], (str, os.PathLike)):
+            end += 1
+        if end > start:  # local paths: one walk in the core
+            found += _candidates_of_paths(sources[start:end], column, pairs, probes)
+            start = end
+        else:
+            found += _candidates_of_source(sources[start], column, pairs, probes)
+            start += 1
     return found
+
+
+def _candidates_of_source(source, column: str, pairs, probes) -> list:
+    """candidates() of one file, read here."""
+    found = []
+    with _OrcFile(source) as orc:
+        column_id = orc.column_id(column)
+        for stripe in range(len(orc.stripes)):
+            if len(pairs) == 0:
+                break
+            filters = orc.stripe_filters(stripe, column_id)
+            if filters is None or any(probes._any_in(f) for f in filters):
+                found.append((source, stripe))
+    return found
+
+
+def _candidates_of_paths(paths: list, column: str, pairs, probes) -> list:
+    """candidates() over local paths: tails, stripe footers, filter streams and probes in the core.
+
+    The core reads only what it can read completely and leaves any other
+    file (damaged, unknown column, a codec's error) to _OrcFile, which
+    raises what is wrong with it or gives its stripes; the walk then
+    resumes after it.
+    """
+    walker = _core.OrcSkipCore(column, pairs)
+    encoded = [os.fsencode(p) for p in paths]
+    read_here: list = []
+    start = 0
+    while True:
+        kind, index = walker._run(encoded, start, _inflate_for_core)
+        if kind == 0:
+            break
+        read_here += [(index, stripe) for _, stripe in _candidates_of_source(paths[index], column, pairs, probes)]
+        start = index + 1
+    walked = [tuple(pair) for pair in walker._candidates.tolist()]
+    return [(paths[i], stripe) for i, stripe in sorted(walked + read_here)]
+
+
+def _inflate_for_core(compression: int, chunk: bytes, block_size: int) -> bytes:
+    """The core's inflater of one chunk (any exception leaves the file to _OrcFile)."""
+    return _inflate_chunk(_COMPRESSION[compression], chunk, block_size, "chunk", "")
 
 
 # -- the file ----------------------------------------------------------------
@@ -349,32 +397,44 @@ class _OrcFile:
 
     def _inflate(self, chunk: bytes, part: str) -> bytes:
         """One compressed chunk, at most the block size (a larger result is refused, not allocated)."""
-        if self.compression == "ZLIB":
-            inflater = zlib.decompressobj(-15)  # raw deflate, as ORC writes it
-            try:
-                out = inflater.decompress(chunk, self.block_size)
-            except zlib.error as error:
-                raise self.fail(f"a ZLIB chunk of the {part} is corrupt ({error})") from None
-            if inflater.unconsumed_tail or not inflater.eof:
-                raise self.fail(f"a ZLIB chunk of the {part} is truncated or larger than the block size")
-            return out
         try:
-            import cramjam
-        except ImportError:
-            raise ImportError(
-                f"{self.name} is {self.compression}-compressed: reading it needs cramjam "
-                "(pip install 'bloomkit[orc]' or pip install cramjam)"
-            ) from None
-        buffer = bytearray(self.block_size)
-        into = {
-            "SNAPPY": cramjam.snappy.decompress_raw_into,
-            "LZ4": cramjam.lz4.decompress_block_into,
-            "ZSTD": cramjam.zstd.decompress_into,
-        }[self.compression]
+            return _inflate_chunk(self.compression, chunk, self.block_size, part, self.name)
+        except _CorruptChunk as error:
+            raise self.fail(str(error)) from None
+
+
+class _CorruptChunk(ValueError):
+    """A compressed chunk that does not inflate to at most the block size (its reason)."""
+
+
+def _inflate_chunk(compression: str, chunk: bytes, block_size: int, part: str, name: str) -> bytes:
+    """One compressed chunk of a file's ``part``, at most ``block_size`` bytes; else _CorruptChunk."""
+    if compression == "ZLIB":
+        inflater = zlib.decompressobj(-15)  # raw deflate, as ORC writes it
         try:
-            size = into(chunk, buffer)
-        except Exception as error:  # cramjam's DecompressionError and buffer overruns
-            raise self.fail(
-                f"a {self.compression} chunk of the {part} is corrupt or larger than the block size ({error})"
-            ) from None
-        return bytes(buffer[:size])
+            out = inflater.decompress(chunk, block_size)
+        except zlib.error as error:
+            raise _CorruptChunk(f"a ZLIB chunk of the {part} is corrupt ({error})") from None
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise _CorruptChunk(f"a ZLIB chunk of the {part} is truncated or larger than the block size")
+        return out
+    try:
+        import cramjam
+    except ImportError:
+        raise ImportError(
+            f"{name} is {compression}-compressed: reading it needs cramjam "
+            "(pip install 'bloomkit[orc]' or pip install cramjam)"
+        ) from None
+    buffer = bytearray(block_size)
+    into = {
+        "SNAPPY": cramjam.snappy.decompress_raw_into,
+        "LZ4": cramjam.lz4.decompress_block_into,
+        "ZSTD": cramjam.zstd.decompress_into,
+    }[compression]
+    try:
+        size = into(chunk, buffer)
+    except Exception as error:  # cramjam's DecompressionError and buffer overruns
+        raise _CorruptChunk(
+            f"a {compression} chunk of the {part} is corrupt or larger than the block size ({error})"
+        ) from None
+    return bytes(buffer[:size])

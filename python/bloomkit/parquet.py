@@ -431,27 +431,81 @@ def candidates(sources, column: str, keys) -> "list[tuple]":
     if not (isinstance(keys, np.ndarray) or hasattr(keys, "__arrow_c_array__") or hasattr(keys, "to_numpy")):
         if isinstance(keys, Iterable) and not isinstance(keys, (str, bytes, bytearray, memoryview)):
             keys = list(keys)  # read once, hashed once per column type met
+    sources = list(sources)
     path = column.split(".")
     by_signature: dict = {}  # the leaf's schema bytes -> the keys' hashes for that column type
-    found = []
-    for source in sources:
-        with _FooterSource(source) as opened:
-            leaf, signature, chunks = opened.column_filters(column, path)
+    found: list = []
+    start = 0
+    while start < len(sources):
+        end = start
+        while end < len(sources) and isinstance(sources[end], (str, os.PathLike)):
+            end += 1
+        if end > start:  # local paths: one walk in the core
+            found += _candidates_of_paths(sources[start:end], column, path, keys, by_signature)
+            start = end
+        else:  # a file-like object (or a wrong source, refused by _FooterSource)
+            found += _candidates_of_source(sources[start], column, path, keys, by_signature)
+            start += 1
+    return found
+
+
+# Why the core's walk over local paths stopped (cpp/include/bloomkit/parquet_skip.hpp, SkipStop).
+_DONE, _NEED_KEYS, _MALFORMED, _NO_COLUMN, _SYSTEM_ERROR = range(5)
+
+
+def _candidates_of_paths(paths: list, column: str, path: list, keys, by_signature: dict) -> list:
+    """candidates() over local paths: every file's footer, filters and probe read by the core, GIL released.
+
+    The core stops at a file whose column type has no hashed keys yet; they
+    are hashed here (pyarrow says the column's type) and the walk resumes
+    at that file.
+    """
+    skipper = _core.ParquetSkipCore(path)
+    for signature, hashes in by_signature.items():
+        skipper._add_keys(signature, hashes)
+    encoded = [os.fsencode(p) for p in paths]
+    start = 0
+    while True:
+        kind, index, row_group, error, reason, signature = skipper._run(encoded, start)
+        if kind == _DONE:
+            return [(paths[i], g) for i, g in skipper._candidates.tolist()]
+        name = os.fspath(paths[index])
+        if kind == _NEED_KEYS:
             hashes = by_signature.get(signature)
             if hashes is None:
-                hashes = by_signature[signature] = _hash_keys(opened.key_column(column), keys)
-            for row_group, (offset, length) in enumerate(chunks):
-                if offset < 0:
-                    found.append((source, row_group))
-                    continue
-                where = f"{opened.name}: column {column!r}, row group {row_group}"
-                data = opened.filter_bytes_at(offset, length if length >= 0 else None, where)
-                try:
-                    filter_ = _core.ParquetBloomCore(data)
-                except ValueError as error:
-                    raise ValueError(f"{where}: {error}") from None
-                if filter_._contains_any_hash(hashes):
-                    found.append((source, row_group))
+                with _FooterSource(paths[index]) as opened:
+                    hashes = by_signature[signature] = _hash_keys(opened.key_column(column), keys)
+            skipper._add_keys(signature, hashes)
+            start = index
+        elif kind == _NO_COLUMN:
+            raise KeyError(f"{name} has no column {column!r}")
+        elif kind == _SYSTEM_ERROR:
+            raise OSError(error, os.strerror(error), name)
+        else:
+            where = name if row_group < 0 else f"{name}: column {column!r}, row group {row_group}"
+            raise ValueError(f"{where}: {reason.decode('utf-8', 'replace')}")
+
+
+def _candidates_of_source(source, column: str, path: list, keys, by_signature: dict) -> list:
+    """candidates() over one file-like object, read from Python."""
+    found = []
+    with _FooterSource(source) as opened:
+        leaf, signature, chunks = opened.column_filters(column, path)
+        hashes = by_signature.get(signature)
+        if hashes is None:
+            hashes = by_signature[signature] = _hash_keys(opened.key_column(column), keys)
+        for row_group, (offset, length) in enumerate(chunks):
+            if offset < 0:
+                found.append((source, row_group))
+                continue
+            where = f"{opened.name}: column {column!r}, row group {row_group}"
+            data = opened.filter_bytes_at(offset, length if length >= 0 else None, where)
+            try:
+                filter_ = _core.ParquetBloomCore(data)
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            if filter_._contains_any_hash(hashes):
+                found.append((source, row_group))
     return found
 
 

@@ -1,16 +1,20 @@
 // Parquet's split-block Bloom filter in the core (parquet_bloom.hpp), its
-// footer reader (parquet_footer.hpp) and xxHash64 (xxhash64.hpp): the
+// footer reader (parquet_footer.hpp), file skipping (parquet_skip.hpp) and xxHash64 (xxhash64.hpp): the
 // published xxHash64 vectors, the Thrift readers' refusals, the batch probes
 // equal the single probe, and a struct's leaf found with its filters.
 #include <doctest/doctest.h>
 
 #include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/parquet_footer.hpp>
+#include <bloomkit/parquet_skip.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "helpers.hpp"
 
 using namespace bloomkit;
 using namespace bloomkit::parquet;
@@ -211,4 +215,111 @@ TEST_CASE("Parquet footer: a leaf inside a struct, its filters per row group; ev
     const std::vector<uint8_t> negative = two_row_groups_footer(-5, 10);
     CHECK_THROWS_WITH_AS(find_column_filters(negative.data(), negative.size(), {"s", "id"}),
                          doctest::Contains("bloom_filter_offset is negative"), FormatError);
+}
+
+TEST_CASE("Parquet skipping: a key set's masks answer as the filter's own probe, both SIMD levels") {
+    // Filters from 1 to 64 blocks, three quarters of their bits set: some key sets
+    // hit, some miss, and any_in must agree with contains_hash either way.
+    for (uint32_t blocks : {1u, 3u, 64u}) {
+        std::vector<uint8_t> data = header_bytes(32 * blocks);
+        const size_t header = data.size();
+        data.resize(header + 32 * blocks);
+        for (size_t i = 0; i < 32 * blocks; ++i) {
+            const uint64_t r = bloomkit_test::splitmix64(i + 1000 * blocks);
+            data[header + i] = static_cast<uint8_t>((r | (r >> 8)) & 0xff);  // each bit set with p = 3/4
+        }
+        const ParquetBloomFilter f = ParquetBloomFilter::parse(data.data(), data.size());
+        size_t hits = 0;
+        for (uint64_t set = 0; set < 200; ++set) {
+            const std::vector<uint64_t> hashes = bloomkit_test::distinct_keys(1 + set % 7, set);
+            const KeyProbes probes(hashes.data(), hashes.size());
+            bool expected = false;
+            for (uint64_t h : hashes) expected = expected || f.contains_hash(h);
+            CHECK(probes.any_in(data.data() + header, blocks) == expected);
+            hits += expected;
+        }
+        CHECK(hits > 0);
+        CHECK(hits < 200);
+    }
+    CHECK_FALSE(KeyProbes().any_in(nullptr, 1));  // no keys: nothing may be present
+}
+
+namespace {
+
+// A Parquet file in memory: magic, the filter of s.id's second row group at
+// offset 4, the footer, its length and the magic.
+std::vector<uint8_t> file_with_filter(const std::vector<uint8_t>& filter, int32_t recorded_length) {
+    std::vector<uint8_t> file = {'P', 'A', 'R', '1'};
+    file.insert(file.end(), filter.begin(), filter.end());
+    const std::vector<uint8_t> footer = two_row_groups_footer(4, recorded_length);
+    file.insert(file.end(), footer.begin(), footer.end());
+    for (int i = 0; i < 4; ++i) file.push_back(static_cast<uint8_t>(footer.size() >> (8 * i)));
+    file.insert(file.end(), {'P', 'A', 'R', '1'});
+    return file;
+}
+
+SkipStop skip_memory(FileSkipper& skipper, const std::vector<std::vector<uint8_t>>& files) {
+    return skipper.run(files.size(), 0,
+                       [&](size_t i) { return std::make_unique<MemoryFile>(files[i].data(), files[i].size()); });
+}
+
+}  // namespace
+
+TEST_CASE("Parquet skipping: files walked in the core, keys asked for once per column type, bad files named") {
+    // The filter of row group 1 holds key 7 only.
+    std::vector<uint8_t> filter = header_bytes(64);
+    const size_t header = filter.size();
+    filter.resize(header + 64, 0);
+    const uint64_t h = xxhash64_u64(7);
+    const uint64_t block = ((h >> 32) * 2) >> 32;
+    for (int i = 0; i < 8; ++i) {
+        const uint32_t bit = (static_cast<uint32_t>(h) * SplitBlockLayout::kSalts[i]) >> 27;
+        filter[header + 32 * block + 4 * i + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+    }
+    const std::vector<std::vector<uint8_t>> files = {file_with_filter(filter, static_cast<int32_t>(filter.size())),
+                                                     file_with_filter(filter, -1)};
+    FileSkipper skipper({"s", "id"});
+    SkipStop stop = skip_memory(skipper, files);
+    REQUIRE(stop.kind == SkipStop::kNeedKeys);
+    CHECK(stop.file == 0);
+    const uint64_t present = h;
+    skipper.add_keys(stop.signature, &present, 1);
+    CHECK(skip_memory(skipper, files).kind == SkipStop::kDone);
+    // Row group 0 has no filter (always a candidate); 1 holds the key, in both files.
+    CHECK(skipper.candidates() == std::vector<Candidate>{{0, 0}, {0, 1}, {1, 0}, {1, 1}});
+
+    FileSkipper absent({"s", "id"});
+    const uint64_t other = xxhash64_u64(8);
+    absent.add_keys(stop.signature, &other, 1);
+    CHECK(skip_memory(absent, files).kind == SkipStop::kDone);
+    CHECK(absent.candidates() == std::vector<Candidate>{{0, 0}, {1, 0}});
+
+    FileSkipper group({"s"});
+    CHECK(skip_memory(group, files).kind == SkipStop::kNoColumn);
+
+    // Every cut of the file is refused (never read past its end), naming the
+    // file; the candidates of a refused file are not kept.
+    for (size_t cut = 0; cut < files[1].size(); ++cut) {
+        FileSkipper cut_skipper({"s", "id"});
+        cut_skipper.add_keys(stop.signature, &present, 1);
+        const std::vector<std::vector<uint8_t>> cut_files = {
+            files[0], std::vector<uint8_t>(files[1].begin(), files[1].begin() + cut)};
+        const SkipStop refused = skip_memory(cut_skipper, cut_files);
+        CHECK(refused.kind == SkipStop::kMalformed);
+        CHECK(refused.file == 1);
+        CHECK(cut_skipper.candidates().size() == 2);
+    }
+    // A filter recorded longer than the file, and one whose header declares
+    // more than the recorded length holds.
+    FileSkipper bounded({"s", "id"});
+    bounded.add_keys(stop.signature, &present, 1);
+    const std::vector<std::vector<uint8_t>> too_long = {file_with_filter(filter, 1 << 20)};
+    const SkipStop past_end = skip_memory(bounded, too_long);
+    CHECK(past_end.kind == SkipStop::kMalformed);
+    CHECK(past_end.row_group == 1);
+    CHECK(past_end.reason == "the recorded filter length 1048576 at offset 4 does not fit the file");
+    const std::vector<std::vector<uint8_t>> short_length = {file_with_filter(filter, 40)};
+    const SkipStop truncated = skip_memory(bounded, short_length);
+    CHECK(truncated.kind == SkipStop::kMalformed);
+    CHECK(truncated.reason.find("Parquet Bloom filter: the header declares a 64-byte bitset") == 0);
 }

@@ -156,6 +156,7 @@ class OrcBloomFilter {
     uint32_t num_hashes() const { return num_hashes_; }
     uint64_t num_bits() const { return words_.size() * 64; }
     uint64_t num_words() const { return words_.size(); }
+    const uint64_t* words() const { return words_.data(); }
     uint64_t nbytes() const { return words_.size() * 8; }
     uint64_t set_bits() const {
         uint64_t total = 0;

@@ -301,13 +301,20 @@ class ParquetBloomFilter {
 
     // `data`: the header followed by exactly its numBytes of bitset.
     static ParquetBloomFilter parse(const uint8_t* data, size_t size) {
+        const BloomHeader header = check_bytes(data, size);
+        return ParquetBloomFilter(data + header.header_size, header.num_bytes);
+    }
+
+    // The header of a filter's bytes, checked to be followed by exactly its
+    // bitset (what parse reads; file skipping probes the bytes in place).
+    static BloomHeader check_bytes(const uint8_t* data, size_t size) {
         const BloomHeader header = parse_bloom_header(data, size);
         const size_t rest = size - header.header_size;
         if (rest != header.num_bytes)
             throw FormatError("Parquet Bloom filter: the header declares a " + std::to_string(header.num_bytes) +
                               "-byte bitset, " + std::to_string(rest) + " bytes follow it" +
                               (rest < header.num_bytes ? " (truncated)" : ""));
-        return ParquetBloomFilter(data + header.header_size, header.num_bytes);
+        return header;
     }
 
     // The bitset alone (numBytes, a whole number of blocks).
