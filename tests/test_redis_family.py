@@ -92,6 +92,37 @@ def test_a_member_answers_and_stores_exactly_as_a_local_filter(client):
     np.testing.assert_array_equal(family.member("u1").contains_many(probes), local.contains_many(probes))
 
 
+def test_key_lists_and_other_batches_answer_and_store_the_same_through_rotations(client):
+    # Lists, tuples and arrays go through the core's add_many/contains_many on a generation's bits, other
+    # batches (an iterator here) through their bit positions: both give the same answers, counts and bytes,
+    # with repeats inside a batch, keys re-sent from the previous generation and rotations within a call.
+    by_list = RedisFilterFamily(client, "lists", 200, 0.01)
+    by_positions = RedisFilterFamily(client, "iters", 200, 0.01)
+    keys = url_keys(0, 900)
+    rng = np.random.default_rng(3)
+    previous_generations = set()
+    for first in range(0, 900, 30):
+        batch = keys[first : first + 30] + [keys[int(i)] for i in rng.integers(0, first + 30, size=12)]
+        pairs = [("a", batch), ("b", tuple(batch[::2])), ("a", batch[:5])]
+        listed = by_list.add_many(pairs)
+        walked = by_positions.add_many([(member, iter(list(member_keys))) for member, member_keys in pairs])
+        for got, expected in zip(listed, walked):
+            np.testing.assert_array_equal(got, expected)
+        previous_generations.add(client.get("lists:p:a"))
+        for kind in ("c", "p"):
+            for member in ("a", "b"):
+                assert client.get(f"lists:{kind}:{member}") == client.get(f"iters:{kind}:{member}")
+    assert len(previous_generations - {None}) >= 4  # ~1,100 keys into "a", ~200 per generation
+    assert by_list.counts(["a", "b"]) == by_positions.counts(["a", "b"])
+    probes = keys + url_keys(10**6, 3000)
+    np.testing.assert_array_equal(
+        by_list.member("a").contains_many(probes), by_positions.member("a").contains_many(iter(probes))
+    )
+    np.testing.assert_array_equal(
+        by_list.member("b").contains_many(np.array(probes)), by_positions.member("b").contains_many(iter(probes))
+    )
+
+
 def test_one_call_serves_many_members_in_order(client):
     family = RedisFilterFamily(client, "shown", 1000, 0.01)
     answers = family.add_many([("a", ["x", "y"]), ("b", ["x"]), ("a", ["x", "z", "z"]), (b"b", [])])

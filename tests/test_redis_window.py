@@ -150,6 +150,54 @@ def test_a_lost_generation_registry_or_parameters_key_raises(client):
     assert client.dbsize() == 0
 
 
+def _calls(client, command):
+    return client.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0)
+
+
+def test_a_sealed_generation_is_fetched_once_probed_here_and_still_checked_for_loss(client):
+    start = 1111 * 900.0  # "1h" in 5 generations: I = 900 s, generation 1111 starts; clock_skew 60 s
+    clock = FakeClock(start + 100)
+    seen = RedisWindowFilter(client, "w", 10_000, 0.01, window="1h", clock=clock)
+    first, second, absent = url_keys(0, 100), url_keys(100, 100), url_keys(10**6, 3000)  # 100 keys: one call
+    assert not seen.add_many(first).any()  # the older generations 1107..1110 are sealed and were never created
+    clock.now = start + 930  # generation 1112; 1111 ended 30 s ago, less than the skew: read in Redis
+    client.config_resetstat()
+    assert seen.add_many(first).all()
+    assert _calls(client, "bitfield_ro") == 1 and _calls(client, "getrange") == 0
+    clock.now = start + 961  # generation 1111 is sealed: fetched once, its keys answered here and not sent
+    client.config_resetstat()
+    answers = seen.add_many(first + second)
+    assert answers[:100].all() and not answers[100:].any()
+    assert _calls(client, "getrange") == 1 and _calls(client, "bitfield_ro") == 0
+    assert seen.add_many(second).all() and seen.contains_many(first + second).all()
+    assert seen.contains_many(absent).mean() < 0.01
+    assert _calls(client, "getrange") == 1  # held since
+    # Its loss is still an error, on adds and lookups alike, though the client holds its bits.
+    client.delete("w:g:1111")
+    for operation in (lambda: seen.contains_many(first), lambda: seen.add_many(first)):
+        with pytest.raises(FilterLostError, match="RedisWindowFilter 'w': Redis key 'w:g:1111' is gone"):
+            operation()
+
+
+def test_held_and_unheld_sealed_generations_answer_alike_through_the_window(client):
+    # One window holds its sealed generations, the other (as a window above the held-bytes bound would)
+    # reads every generation in Redis: same answers, generation after generation, until keys are forgotten.
+    clock = FakeClock(0.0)
+    held = RedisWindowFilter(client, "held", 20_000, 0.01, window="1h", clock=clock, clock_skew=100)
+    unheld = RedisWindowFilter(client, "unheld", 20_000, 0.01, window="1h", clock=clock, clock_skew=100)
+    unheld._held_bytes = 0
+    rng = np.random.default_rng(11)
+    keys = url_keys(0, 6000)
+    for step in range(40):  # 40 steps of 150 s: 6,000 s, the window and more
+        clock.now = step * 150.0
+        batch = [keys[int(i)] for i in rng.integers(0, min(6000, 300 * (step + 1)), size=200)]
+        batch += keys[150 * step : 150 * step + 150]
+        np.testing.assert_array_equal(held.add_many(batch), unheld.add_many(batch))
+        probe = keys[: 150 * step + 150] + url_keys(10**6 + 1000 * step, 200)
+        np.testing.assert_array_equal(held.contains_many(probe), unheld.contains_many(iter(probe)))
+    assert sorted(held._held) == [2, 3, 4, 5] and not unheld._held  # at t = 5,850 the live ones are 2..6
+
+
 def test_parameters_are_stored_and_checked(client):
     RedisWindowFilter(client, "w", 10_000, 0.01, window="7d")
     again = RedisWindowFilter(client, "w")

@@ -44,7 +44,10 @@ expired or was never written is empty, not lost.
 Reads fetch a member's two generations whole (``GET`` of ~1.5 KB each for
 1,000 keys at 1 %) and probe them in the client; writes compute the new
 generation in the client from the last read (kept for the last 1,024
-members) and compare-and-set it. docs/decisions.md has the measurements that
+members) and compare-and-set it. Both run the local Bloom filter's core on
+a generation's bytes (``_generation``: the classic payload of docs/FORMAT.md),
+so a member answers as a local filter, through the one hashing path, with no
+per-key Python or NumPy call. docs/decisions.md has the measurements that
 chose this over per-bit ``BITFIELD_RO`` reads and over test-and-set in Lua.
 """
 
@@ -66,7 +69,6 @@ from .redis import (
     _check_client,
     _decode,
     _HeldConnection,
-    _resp,
     _run_script,
 )
 
@@ -92,6 +94,8 @@ _KEYS_PER_CALL = 128
 _MAX_ROUNDS = 1000
 # Members whose last-read generations a family keeps, to write without reading again.
 _CACHED_MEMBERS = 1024
+# Key batches the generations' core reads again and slices per call; others are handled on their positions.
+_SLICEABLE = (list, tuple, np.ndarray)
 
 # One script for reads and writes, so the loss checks exist once. It moves
 # whole generations: a read returns both (one GET each, ~1.5 KB for 1,000 keys
@@ -176,6 +180,18 @@ def _unpack(generation: bytes, nbytes: int) -> np.ndarray:
 
 def _pack(bits: np.ndarray) -> bytes:
     return np.packbits(bits, bitorder="little").tobytes()
+
+
+def _bulk_strings(*args: bytes) -> bytes:
+    """RESP bulk strings of ``args``: a command's arguments without its array header (``_resp``)."""
+    return b"".join([b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args])
+
+
+def _unmarked(keys, marks: np.ndarray):
+    """The keys of a list, tuple or NumPy array whose mark is False, in order."""
+    if isinstance(keys, np.ndarray):
+        return keys[~marks]
+    return [key for key, marked in zip(keys, marks.tolist()) if not marked]
 
 
 def _member_bytes(member) -> bytes:
@@ -338,7 +354,10 @@ class RedisFilterFamily:
         self.nbytes = num_bits // 8
         self._limit = math.floor(meta["rotate_at"] * num_bits)
         self._keys_per_call = max(1, min(_KEYS_PER_CALL, self._limit // num_hashes))
-        self._head_args = [str(self.nbytes).encode(), str(ttl_ms).encode(), b"1" if refresh else b"0"]
+        self._core_args = (num_bits, num_hashes, calc.check_seed(meta["seed"]), meta["capacity"], meta["error_rate"])
+        # _command's RESP pieces: EVALSHA, the SHA, 4 keys, the parameters key; bytes, ttl and refresh.
+        self._script_head = _bulk_strings(b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", self.prefix.encode())
+        self._script_params = _bulk_strings(str(self.nbytes).encode(), str(ttl_ms).encode(), b"1" if refresh else b"0")
         self._cache = collections.OrderedDict()  # member -> (current, previous) as last read or written
 
     capacity = property(lambda self: self._meta["capacity"], doc="Keys a generation takes before it rotates.")
@@ -364,7 +383,17 @@ class RedisFilterFamily:
         return [prefix, prefix + b":c:" + member, prefix + b":p:" + member, b"%s:r:%d" % (prefix, registry)]
 
     def _command(self, mode: bytes, member: bytes, *write) -> bytes:
-        return _resp(b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", *self._keys(member), mode, member, *self._head_args, *write)
+        """The member script's EVALSHA in RESP; the family's fixed arguments are encoded once (_attach)."""
+        _, current, previous, registry = self._keys(member)
+        return b"".join(
+            (
+                b"*%d\r\n" % (12 + len(write)),
+                self._script_head,
+                _bulk_strings(current, previous, registry, mode, member),
+                self._script_params,
+                _bulk_strings(*write),
+            )
+        )
 
     def _lost(self, member: bytes, gone: str) -> FilterLostError:
         return FilterLostError(
@@ -385,7 +414,12 @@ class RedisFilterFamily:
 
     # -- batches of (member, keys) pairs ------------------------------------
     def _pairs(self, pairs) -> list:
-        """[(member bytes, positions (n, k))] with every key validated before anything is sent."""
+        """[(member bytes, keys, positions (n, k))] with every key validated before anything is sent.
+
+        ``keys`` is the batch itself when it can be read again and sliced (a
+        list, tuple or NumPy array: the generations' core then hashes it),
+        else None (the positions are probed and set with NumPy).
+        """
         if isinstance(pairs, (str, bytes, dict)):
             raise TypeError("a batch is an iterable of (member, keys) pairs")
         prepared = []
@@ -394,7 +428,9 @@ class RedisFilterFamily:
                 member, keys = pair
             except (TypeError, ValueError):
                 raise TypeError(f"a batch is an iterable of (member, keys) pairs, got {pair!r:.60}") from None
-            prepared.append((_member_bytes(member), self._positions.positions_many(_batch.single_batch(keys))))
+            batch = keys if type(keys) is list or type(keys) is tuple else _batch.single_batch(keys)
+            positions = self._positions.positions_many(batch)
+            prepared.append((_member_bytes(member), batch if isinstance(batch, _SLICEABLE) else None, positions))
         return prepared
 
     def add_many(self, pairs) -> list:
@@ -411,24 +447,26 @@ class RedisFilterFamily:
         """
         prepared = self._pairs(pairs)
         calls, answers = [], []
-        for member, positions in prepared:
+        step = self._keys_per_call
+        for member, keys, positions in prepared:
             answers.append(np.zeros(len(positions), dtype=bool))
-            for first in range(0, len(positions), self._keys_per_call):
-                calls.append((member, positions[first : first + self._keys_per_call], len(answers) - 1, first))
+            for first in range(0, len(positions), step):
+                part = None if keys is None else keys[first : first + step]
+                calls.append((member, part, positions[first : first + step], len(answers) - 1, first))
         pending = list(range(len(calls)))
         for _round in range(_MAX_ROUNDS):
             if not pending:
                 return answers
             packed, plan, projected = [], [], {}
             for index in pending:
-                member, positions, _pair, _first = calls[index]
+                member, keys, positions, _pair, _first = calls[index]
                 state = projected[member] if member in projected else self._cache.get(member)
                 if state is None:  # not known: the write answers with the state
                     packed.append(self._command(b"write", member, b"?", b"0", b"", b""))
                     plan.append((index, None, None))
                     projected[member] = None
                     continue
-                found, current, previous, rotated = self._test_and_set(state, positions)
+                found, current, previous, rotated = self._test_and_set(state, keys, positions)
                 packed.append(
                     self._command(
                         b"write", member, state[0], b"1" if state[1] else b"0", current, previous if rotated else b""
@@ -441,7 +479,7 @@ class RedisFilterFamily:
             replies = self._run(packed, [calls[index][0] for index, _, _ in plan])
             pending, failed = [], set()
             for (index, found, after), reply in zip(plan, replies):
-                member, _positions, pair, first = calls[index]
+                member, _keys, _positions, pair, first = calls[index]
                 if member in failed:
                     pending.append(index)
                 elif reply == 1 and found is not None:
@@ -461,7 +499,18 @@ class RedisFilterFamily:
         if len(self._cache) > _CACHED_MEMBERS:
             self._cache.popitem(last=False)
 
-    def _test_and_set(self, state: tuple, positions: np.ndarray) -> tuple:
+    def _generation(self, generation: bytes):
+        """A generation's bits (``b""``: none set) in a core classic Bloom filter of the family's geometry.
+
+        A new core per call (1.6 µs) keeps concurrent threads apart; its
+        bytes are a generation's (docs/FORMAT.md's classic payload).
+        """
+        core = _core.BloomCore(*self._core_args)
+        if generation:
+            core._assign_payload(memoryview(generation)[: self.nbytes])
+        return core
+
+    def _test_and_set(self, state: tuple, keys, positions: np.ndarray) -> tuple:
         """Add the keys to the generations ``state`` here: (answers, current, previous, rotated).
 
         Sequential like a local filter: a key is present if all its bits are
@@ -469,7 +518,55 @@ class RedisFilterFamily:
         (by the state or by an earlier key of the batch). Before a key that
         could carry the current generation past its limit, the current one
         becomes the previous one (at most once per call, _KEYS_PER_CALL).
+
+        Keys in a list, tuple or array go through the local filter's core
+        (``add_many`` on the generation's bits: one call, or one per key when
+        the call may meet the limit); other batches through ``positions``.
         """
+        if keys is None:
+            return self._test_and_set_positions(state, positions)
+        nbytes, k = self.nbytes, self.num_hashes
+        current, previous = state
+        count = int.from_bytes(current[nbytes : nbytes + 8], "big") if current else 0
+        trailer_rest = current[nbytes + 8 :] if current else bytes(8)
+        old = self._generation(previous) if previous else None
+        core = self._generation(current)
+        found, added = self._add_fresh(old, core, keys)
+        # Fill only grows: if it ends k bits short of the limit, no key met the limit before it.
+        if core._set_bits + k <= self._limit:
+            return found, core._payload() + (count + added).to_bytes(8, "big") + trailer_rest, previous, False
+        core = self._generation(current)  # again, key by key up to the rotation
+        found = np.zeros(len(positions), dtype=bool)
+        rotated = False
+        for i in range(len(positions)):
+            if old is not None and old._contains_many(keys[i : i + 1])[0]:
+                found[i] = True
+            elif core._set_bits + k > self._limit:
+                # Rotation: the current generation becomes the previous one; the rest go to a fresh one.
+                previous = core._payload() + count.to_bytes(8, "big") + trailer_rest
+                old, core, rotated = core, self._generation(b""), True
+                found[i:], fresh = self._add_fresh(old, core, keys[i:])
+                count += fresh
+                break
+            else:
+                found[i] = core._add_many(keys[i : i + 1])[0]
+                count += not found[i]
+        current = core._payload() + count.to_bytes(8, "big") + (bytes(8) if rotated else trailer_rest)
+        return found, current, previous, rotated
+
+    @staticmethod
+    def _add_fresh(old, core, keys) -> tuple:
+        """Add to ``core`` the keys not in ``old`` (None: no previous generation), in order: (found, new keys)."""
+        in_old = old._contains_many(keys) if old is not None else None
+        if in_old is None or not in_old.any():
+            found = core._add_many(keys)
+        else:
+            found = in_old.copy()
+            found[~in_old] = core._add_many(_unmarked(keys, in_old))
+        return found, int(len(found) - np.count_nonzero(found))
+
+    def _test_and_set_positions(self, state: tuple, positions: np.ndarray) -> tuple:
+        """``_test_and_set`` on the keys' bit positions, key by key where a rotation may fall."""
         nbytes, k = self.nbytes, self.num_hashes
         current, previous = state
         bits = np.zeros(8 * nbytes, dtype=np.uint8) if not current else _unpack(current, nbytes)
@@ -546,16 +643,20 @@ class RedisFilterFamily:
         One round trip reads every member named (each once); the bits are probed here.
         """
         prepared = self._pairs(pairs)
-        unique = list(dict.fromkeys(member for member, _ in prepared))
+        unique = list(dict.fromkeys(member for member, _, _ in prepared))
         generations = dict(zip(unique, self._read(unique))) if unique else {}
-        return [self._probe(generations[member], positions) for member, positions in prepared]
+        return [self._probe(generations[member], keys, positions) for member, keys, positions in prepared]
 
-    def _probe(self, generations: tuple, positions: np.ndarray) -> np.ndarray:
-        found = np.zeros(len(positions), dtype=bool)
+    def _probe(self, generations: tuple, keys, positions: np.ndarray) -> np.ndarray:
+        found = None
         for generation in generations:
             if generation and len(positions):
-                found |= _unpack(generation, self.nbytes)[positions].all(axis=1).astype(bool)
-        return found
+                if keys is not None:  # the local filter's lookup on the generation's bits
+                    in_generation = self._generation(generation)._contains_many(keys)
+                else:
+                    in_generation = _unpack(generation, self.nbytes)[positions].all(axis=1).astype(bool)
+                found = in_generation if found is None else found | in_generation
+        return np.zeros(len(positions), dtype=bool) if found is None else found
 
     def counts(self, members) -> list:
         """Per member, the exact number of keys it was told were new (since it was created or last expired)."""

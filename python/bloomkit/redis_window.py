@@ -23,6 +23,12 @@ Storage (docs/integrations.md, "Time windows"):
   (so a generation holds at most 2**32 bits), allocated whole when the first
   key of its interval is added.
 
+An older generation is *sealed* once the client's clock is ``clock_skew``
+past its end (no client whose clock differs by less writes to it again):
+each window object fetches it once and probes it with the local Bloom
+filter's core, so adds and lookups read only the unsealed generations' bits
+in Redis, for the keys no sealed one holds (at most ``_SEALED_BYTES`` held).
+
 A live generation the registry lists but whose key is gone, a gone registry,
 or gone parameters raise :class:`~bloomkit.redis.FilterLostError` (checked in
 the script for writes, in the reading transaction for lookups). A generation
@@ -55,6 +61,16 @@ from .redis import (
 
 __all__ = ["RedisWindowFilter"]
 
+
+def _rereadable(batch):
+    """``batch`` itself, or its keys in a list if it is an iterator (read by more than one core call)."""
+    try:
+        once = iter(batch) is batch
+    except TypeError:
+        return batch  # a core batch (Arrow buffers), or not keys: the core says which
+    return list(batch) if once else batch
+
+
 _META_KIND = "bloomkit.RedisWindowFilter"
 _META_VERSION = 1
 _MAX_GENERATION_BITS = 2**32
@@ -63,6 +79,8 @@ _MAX_GENERATION_BITS = 2**32
 # unpack(), which refuses more than 8,000 (Lua's LUAI_MAXCSTACK).
 _POSITIONS_PER_CALL = 1024
 _LOST_PREFIX = "BLOOMKIT_LOST "
+# Most bytes of sealed generations a window holds in the client (a larger window reads every generation in Redis).
+_SEALED_BYTES = 64 * 2**20
 
 # Creates the window (KEYS: parameters, registry; ARGV[1]: parameters) or returns the stored parameters.
 _CREATE = b"""\
@@ -77,20 +95,25 @@ _CREATE_SHA = hashlib.sha1(_CREATE).hexdigest().encode()
 # Test-and-set across generations. KEYS: parameters, registry, current
 # generation, then the older live generations. ARGV: current generation number,
 # its expiry in ms from now, bytes of a generation, k, oldest live generation
-# number, number of older generations G, their numbers (G values), then the
-# positions as BITFIELD triples "GET u1 OFFSET". Returns one character per key,
-# '1' if it was present (in any live generation) before.
+# number, number of older generations G, their numbers (G values), one
+# character per older generation ('1': read its bits, '0': only check it
+# exists, the client holds it sealed), then the positions as BITFIELD triples
+# "GET u1 OFFSET". Returns one character per key, '1' if it was present (in a
+# live generation read here) before.
 _ADD = b"""\
 local params, reg, cur = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('EXISTS', params) == 0 then return redis.error_reply('BLOOMKIT_LOST ' .. params) end
 if redis.call('EXISTS', reg) == 0 then return redis.error_reply('BLOOMKIT_LOST ' .. reg) end
 local k, nold = tonumber(ARGV[4]), tonumber(ARGV[6])
-local first = 7 + nold
+local read = ARGV[7 + nold]
+local first = 8 + nold
 local olds = {}
 for i = 1, nold do
   local key = KEYS[3 + i]
   if redis.call('EXISTS', key) == 1 then
-    olds[#olds + 1] = redis.call('BITFIELD_RO', key, unpack(ARGV, first))
+    if string.sub(read, i, i) == '1' and #ARGV >= first then
+      olds[#olds + 1] = redis.call('BITFIELD_RO', key, unpack(ARGV, first))
+    end
   elseif redis.call('ZSCORE', reg, ARGV[6 + i]) then
     return redis.error_reply('BLOOMKIT_LOST ' .. key)
   end
@@ -274,6 +297,16 @@ class RedisWindowFilter:
         self.nbytes = 8 * -(-self.num_bits // 64)
         self._registry = (self.key + ":gens").encode()
         self._keys_per_call = max(1, _POSITIONS_PER_CALL // self.num_hashes)
+        self._core_args = (
+            self.num_bits,
+            self.num_hashes,
+            calc.check_seed(meta["seed"]),
+            spec.generation_capacity(meta["capacity"]),
+            spec.generation_error_rate(meta["error_rate"]),
+            "classic",
+        )
+        self._held = {}  # sealed generation -> its bits in a core Bloom filter (None: never created)
+        self._held_bytes = _SEALED_BYTES
 
     capacity = property(lambda self: self._meta["capacity"], doc="Keys added per window.")
     error_rate = property(lambda self: self._meta["error_rate"], doc="False-positive rate of a lookup.")
@@ -293,18 +326,94 @@ class RedisWindowFilter:
             "eviction or DEL) while the window still needs it: the keys it held are lost"
         )
 
+    # -- sealed generations -------------------------------------------------------
+    def _sealed(self, now: float, olds: list) -> dict:
+        """{generation: its bits in a core Bloom filter, or None if never created} for the sealed ``olds``.
+
+        An older generation is sealed once this client's clock is
+        ``clock_skew`` past its end: a client whose clock differs by less
+        writes to a later one, so its bits never change again and are
+        fetched once (one round trip, checked like a lookup) and probed
+        here. Lookups and adds then read only the unsealed generations in
+        Redis, while their loss checks still cover every live one.
+        """
+        held = self._held
+        for generation in [g for g in held if g not in olds]:
+            del held[generation]  # left the window
+        if self.nbytes * len(olds) > self._held_bytes:
+            return {}
+        sealed_below = self.spec.generation_at(now - self._skew_ms / 1000)
+        wanted = [g for g in olds if g < sealed_below and g not in held]
+        if wanted:
+            keys = [self.generation_key(g).encode() for g in wanted]
+            commands = [
+                _resp(b"MULTI"),
+                _resp(b"EXISTS", self.key.encode()),
+                _resp(b"EXISTS", self._registry),
+                _resp(b"ZRANGEBYSCORE", self._registry, str(wanted[0]).encode(), str(wanted[-1]).encode()),
+            ]
+            for key in keys:
+                # STRLEN before the bytes: at most a generation's bytes are read, whatever the key holds.
+                commands += [_resp(b"STRLEN", key), _resp(b"GETRANGE", key, b"0", str(self.nbytes - 1).encode())]
+            commands.append(_resp(b"EXEC"))
+            replies = self._link.round_trip(commands)
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
+            executed = replies[-1]
+            if type(executed) is not list or len(executed) != 3 + 2 * len(wanted):
+                raise RedisReplyError(f"RedisWindowFilter {self.key!r}: Redis answered {executed!r:.120} to a fetch")
+            if executed[0] != 1:
+                raise self._lost(self.key)
+            if executed[1] != 1:
+                raise self._lost(self._registry.decode())
+            created = {int(g) for g in executed[2]}
+            for index, generation in enumerate(wanted):
+                size, bits = executed[3 + 2 * index], executed[4 + 2 * index]
+                if isinstance(size, Exception):
+                    raise size  # not a string (WRONGTYPE)
+                if size == 0:
+                    if generation in created:
+                        raise self._lost(self.generation_key(generation))
+                    held[generation] = None  # nobody added a key in its interval, and nobody will
+                    continue
+                if size != self.nbytes or type(bits) is not bytes or len(bits) != self.nbytes:
+                    raise RedisReplyError(
+                        f"RedisWindowFilter {self.key!r}: generation {generation} is {size!r} bytes, "
+                        f"the parameters say {self.nbytes:,}"
+                    )
+                core = _core.BloomCore(*self._core_args)
+                core._assign_payload(bits)
+                held[generation] = core
+        return {g: held[g] for g in olds if g in held}
+
+    @staticmethod
+    def _in_sealed(sealed: dict, batch, count: int) -> np.ndarray:
+        """Per key, whether a sealed generation holds it (the local filter's lookup on its bits)."""
+        found = np.zeros(count, dtype=bool)
+        for core in sealed.values():
+            if core is not None:
+                found |= core._contains_many(batch)
+        return found
+
     # -- writes ----------------------------------------------------------------
     def add_many(self, keys) -> np.ndarray:
         """Insert every key in order; per key, whether it was (probably) seen within the window before.
 
-        One round trip; each script call is atomic across the generations.
+        One round trip (one more when an older generation has just been
+        sealed); each script call is atomic across the generations. A key
+        a sealed generation holds answers "seen" here and is not sent.
         """
-        positions = self._positions.positions_many(_batch.single_batch(keys))
+        batch = _rereadable(_batch.single_batch(keys))
+        positions = self._positions.positions_many(batch)
         answers = np.zeros(len(positions), dtype=bool)
         if not len(positions):
             return answers
         now, current, live = self._now()
         olds = live[:-1]
+        sealed = self._sealed(now, olds)
+        answers = self._in_sealed(sealed, batch, len(positions))
+        sent = np.flatnonzero(~answers)
         expire_ms = max(1, math.ceil(((current + self.spec.generations) * self.spec.interval - now) * 1000))
         head = [
             b"EVALSHA",
@@ -321,25 +430,28 @@ class RedisWindowFilter:
             str(live[0]).encode(),
             str(len(olds)).encode(),
             *[str(g).encode() for g in olds],
+            "".join("0" if g in sealed else "1" for g in olds).encode(),
         ]
         step = self._keys_per_call
+        # Every key held by a sealed generation: one call without keys still checks every generation for loss.
+        firsts = range(0, len(sent), step) if len(sent) else [0]
         packed = [
-            _core.redis_bitfield(head, b"GET", b"", positions[first : first + step].ravel(), 0)
-            for first in range(0, len(positions), step)
+            _core.redis_bitfield(head, b"GET", b"", positions[sent[first : first + step]].ravel(), 0)
+            for first in firsts
         ]
         replies = _run_script(self._link, packed, _ADD, _ADD_SHA)
-        for index, (first, reply) in enumerate(zip(range(0, len(positions), step), replies)):
-            count = min(step, len(positions) - first)
+        for first, reply in zip(firsts, replies):
+            part = sent[first : first + step]
             if isinstance(reply, Exception):
                 message = str(reply)
                 if message.startswith(_LOST_PREFIX):
                     raise self._lost(message[len(_LOST_PREFIX) :])
                 raise reply
-            if type(reply) is not bytes or len(reply) != count or reply.translate(None, b"01"):
+            if type(reply) is not bytes or len(reply) != len(part) or reply.translate(None, b"01"):
                 raise RedisReplyError(
-                    f"RedisWindowFilter {self.key!r}: Redis answered {reply!r:.80} to an add of {count} keys"
+                    f"RedisWindowFilter {self.key!r}: Redis answered {reply!r:.80} to an add of {len(part)} keys"
                 )
-            answers[first : first + count] = np.frombuffer(reply, dtype=np.uint8) == ord("1")
+            answers[part] = np.frombuffer(reply, dtype=np.uint8) == ord("1")
         return answers
 
     def update(self, keys) -> None:
@@ -353,15 +465,22 @@ class RedisWindowFilter:
     def contains_many(self, keys) -> np.ndarray:
         """Per key, whether it was (probably) added within the window: the OR of the live generations.
 
-        One round trip; per 1,024 bit positions one MULTI/EXEC reads the
-        parameters' and registry's existence, the generations created, and
-        each live generation's bits.
+        One round trip (one more when an older generation has just been
+        sealed); per 1,024 bit positions one MULTI/EXEC reads the
+        parameters' and registry's existence, the generations created, each
+        live generation's existence and the bits of the unsealed ones, for the
+        keys no sealed generation holds.
         """
-        positions = self._positions.positions_many(_batch.single_batch(keys))
+        batch = _rereadable(_batch.single_batch(keys))
+        positions = self._positions.positions_many(batch)
         found = np.zeros(len(positions), dtype=bool)
         if not len(positions):
             return found
-        _, current, live = self._now()
+        now, current, live = self._now()
+        sealed = self._sealed(now, live[:-1])
+        found = self._in_sealed(sealed, batch, len(positions))
+        sent = np.flatnonzero(~found)
+        firsts = range(0, len(sent), self._keys_per_call) if len(sent) else [0]
         step = self._keys_per_call
         head = [
             _resp(b"MULTI"),
@@ -370,26 +489,28 @@ class RedisWindowFilter:
             _resp(b"ZRANGEBYSCORE", self._registry, str(live[0]).encode(), str(current).encode()),
         ]
         commands = []
-        for first in range(0, len(positions), step):
-            flat = positions[first : first + step].ravel()
+        nothing = np.zeros(0, dtype=np.uint64)
+        for first in firsts:
+            flat = positions[sent[first : first + step]].ravel()
             commands += head
             for generation in live:
                 key = self.generation_key(generation).encode()
                 commands.append(_resp(b"EXISTS", key))
-                commands.append(_core.redis_bitfield([b"BITFIELD_RO", key], b"GET", b"", flat, 0))
+                read = nothing if generation in sealed else flat  # a sealed generation was probed here
+                commands.append(_core.redis_bitfield([b"BITFIELD_RO", key], b"GET", b"", read, 0))
             commands.append(_resp(b"EXEC"))
         replies = self._link.round_trip(commands)
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
         per_chunk = len(head) + 2 * len(live) + 1
-        for chunk, first in enumerate(range(0, len(positions), step)):
-            part = positions[first : first + step]
-            found[first : first + len(part)] = self._found(replies[(chunk + 1) * per_chunk - 1], part, live)
+        for chunk, first in enumerate(firsts):
+            part = sent[first : first + step]
+            found[part] = self._found(replies[(chunk + 1) * per_chunk - 1], positions[part], live, sealed)
         return found
 
-    def _found(self, executed, positions: np.ndarray, live: list) -> np.ndarray:
-        """The OR over the live generations of one lookup transaction's reply, after its loss checks."""
+    def _found(self, executed, positions: np.ndarray, live: list, sealed: dict) -> np.ndarray:
+        """The OR over the unsealed live generations of one lookup transaction's reply, after its loss checks."""
         found = np.zeros(len(positions), dtype=bool)
         if type(executed) is not list or len(executed) != 3 + 2 * len(live):
             raise RedisReplyError(f"RedisWindowFilter {self.key!r}: Redis answered {executed!r:.120} to a lookup")
@@ -403,6 +524,8 @@ class RedisWindowFilter:
             if exists != 1:
                 if generation in created:
                     raise self._lost(self.generation_key(generation))
+                continue
+            if generation in sealed:
                 continue
             if type(bits) is not list or len(bits) != positions.size:
                 raise RedisReplyError(
