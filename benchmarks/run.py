@@ -53,6 +53,7 @@ SUITES = {
     "str-hash-cache": ("str_hash_cache.py", "how much a hash()-based peer gains from CPython's cached str hash"),
     "batch-compute": ("batch_compute.cpp", "per-key CPU cost of the batch loops (C++, thread CPU time)"),
     "prefetch-tuning": ("prefetch_tuning.cpp", "prefetch distance and hash chunk swept (C++)"),
+    "fuse-lookup-tuning": ("fuse_lookup_tuning.cpp", "BinaryFuseFilter batch lookup: prefetch distance swept (C++)"),
     "two-thread-insert": ("two_thread_insert.cpp", "split_block insert on one and two threads (C++)"),
 }
 

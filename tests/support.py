@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import bloomkit
 from bloomkit import _types
 
 REQUIRE_INTEGRATION = os.environ.get("BLOOMKIT_REQUIRE_INTEGRATION") == "1"
@@ -76,19 +75,17 @@ ALL_TYPES = [row.cls for row in _types.ROWS]
 
 
 def growable(cls, capacity: int, first_slice: int | None = None):
-    """A filter of ``cls`` for about ``capacity`` keys that keeps taking keys past it.
+    """A filter of ``cls`` for about ``capacity`` keys that keeps taking keys past it, from the registry.
 
-    A scalable filter starts with a slice of ``first_slice`` keys (default
-    ``capacity``) and grows; a cuckoo filter gets ``auto_grow=True`` so a
-    long-running test never meets FilterFullError.
+    A ``growable`` type (scalable) starts with a slice of ``first_slice`` keys
+    (default ``capacity``) and grows; a type that refuses keys when full is
+    made with its ``unbounded_options`` (cuckoo: ``auto_grow=True``) so a
+    long-running test never meets FilterFullError; every other type is its
+    row's ``make`` (rotating: a window that never rotates).
     """
-    if cls is bloomkit.ScalableBloomFilter:
-        return cls(first_slice or capacity, 0.01)
-    if cls is bloomkit.CuckooFilter:
-        return cls(capacity, 0.01, auto_grow=True)
-    if cls is bloomkit.RotatingBloomFilter:
-        return _types.BY_NAME["rotating"].make(capacity, 0.01)  # a window that never rotates
-    return cls(capacity, 0.01)
+    row = _types.row_of(cls)
+    first = (first_slice or capacity) if row.growable else capacity
+    return row.make(first, 0.01, unbounded=True)
 
 
 def fmix64(k: int) -> int:

@@ -47,10 +47,8 @@ METADATA_RACE = """
             assert "build" in str(exc), exc
         else:
             raise AssertionError("add() on a frozen filter did not raise")
-    elif cls is bloomkit.CuckooFilter:
-        f = cls(1000, 0.01, auto_grow=True)
-    elif row.growable:
-        f = row.make(1000, 0.01)
+    elif row.growable or row.unbounded_options:  # grows past 1000 keys
+        f = row.make(1000, 0.01, unbounded=True)
     else:
         f = row.make(200_000, 0.01)
     stop = time.monotonic() + 1.5
@@ -111,10 +109,8 @@ def test_interpreter_exit_with_a_daemon_thread_inside_a_batch(cls):
         keys = np.arange(1_000_000, dtype=np.uint64)
         if not row.mutable:
             f = row.build(keys[:1000], 1000)  # frozen: its batches are lookups
-        elif cls is bloomkit.CuckooFilter:
-            f = cls(1000, 0.01, auto_grow=True)
-        elif row.growable:
-            f = row.make(1000, 0.01)
+        elif row.growable or row.unbounded_options:  # grows past 1000 keys
+            f = row.make(1000, 0.01, unbounded=True)
         else:
             f = row.make(2_000_000, 0.01)
         def work():

@@ -11,12 +11,13 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import bloomkit
 from bloomkit import _core, _types
 from bloomkit.cli import _filters
-from support import FILTER_CASES, FILTER_TYPES
+from support import FILTER_CASES, FILTER_TYPES, growable
 
 ROOT = Path(__file__).resolve().parent.parent
 ROW_IDS = [pytest.param(row, id=row.name) for row in _types.ROWS]
@@ -133,3 +134,39 @@ def test_nothing_outside_the_registry_sniffs_a_type_by_its_attributes():
     # The CLI reads labels and the dedup method from the rows, never hasattr().
     source = inspect.getsource(_filters)
     assert "hasattr" not in source and "_exact_len_label" not in source
+
+
+@pytest.mark.filterwarnings("ignore::bloomkit.CapacityWarning")  # past capacity on purpose
+@pytest.mark.parametrize("row", [param for param in ROW_IDS if param.values[0].mutable])
+def test_growable_filters_take_keys_past_their_capacity(row):
+    # support.growable reads the registry: a growable row starts small and
+    # grows, a row that refuses keys when full gets its unbounded_options
+    # (cuckoo: auto_grow); without them a cuckoo filter of 100 keys raises
+    # FilterFullError long before 5,000.
+    f = growable(row.cls, 100, first_slice=50)
+    keys = np.arange(5_000, dtype=np.uint64)
+    f.update(keys)
+    assert f.contains_many(keys).all()
+    if row.unbounded_options:
+        full = row.make(100, 0.01)
+        with pytest.raises(bloomkit.FilterFullError):
+            full.update(keys)
+
+
+def test_spark_ships_the_mappable_rows_that_do_not_forget():
+    # might_contain ships a filter that loads from its frame and maps a file
+    # read-only; a windowed row is refused (a shipped copy never forgets).
+    from bloomkit import _spark_ship
+
+    shippable = {row.class_name for row in _types.FRAMED if row.mappable and not row.windowed}
+    assert set(_spark_ship._SHIPPABLE) == shippable == {"BloomFilter", "BinaryFuseFilter"}
+    for row in _types.ROWS:
+        f = row.build(["a"], 100)
+        if row.class_name in shippable:
+            assert _spark_ship._payload(f) == (row.class_name, None)
+        elif row.name != "spark":
+            with pytest.raises(TypeError) as refused:
+                _spark_ship._payload(f)
+            assert str(refused.value) == (
+                f"might_contain needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got {row.class_name}"
+            )

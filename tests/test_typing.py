@@ -86,3 +86,22 @@ def test_the_stubs_type_lists_are_the_registrys():
     script = pathlib.Path(__file__).parent / "typing" / "stub_lists.py"
     result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_core_class_without_its_stub_fails_the_stub_lists(tmp_path, monkeypatch):
+    # _core.pyi names each type's core classes from the stub in the type's
+    # own .pyi (class _CuckooCore in cuckoo.pyi); a registered class whose
+    # core class is stubbed nowhere stops the generator with its name.
+    monkeypatch.syspath_prepend(str(TYPING))
+    import stub_lists
+
+    from bloomkit import _types
+
+    assert "CuckooCore = _CuckooCore" in stub_lists.core_classes_block(_types.ROWS).splitlines()
+    for stub in stub_lists.PACKAGE.glob("*.pyi"):
+        (tmp_path / stub.name).write_text(stub.read_text())
+    cuckoo = tmp_path / "cuckoo.pyi"
+    cuckoo.write_text(cuckoo.read_text().replace("class _CuckooCore(", "class _Cuckoo("))
+    monkeypatch.setattr(stub_lists, "PACKAGE", tmp_path)
+    with pytest.raises(SystemExit, match=r"cuckoo.pyi: CuckooFilter's core class _core.CuckooCore has no stub"):
+        stub_lists.core_classes_block(_types.ROWS)

@@ -5,8 +5,7 @@ no broadcast variables (no ``sparkContext``): a filter of at most
 :data:`CLOSURE_BYTES` travels inside the UDF itself; a larger one is written
 to a file and uploaded with ``SparkSession.addArtifacts(path, file=True)``,
 which streams it in small chunks, and each worker maps that file
-(``BloomFilter.open(SparkFiles.get(name), "r")`` or ``BinaryFuseFilter.open``,
-no copy). Either way a
+(the class's ``open(SparkFiles.get(name))``, no copy). Either way a
 worker process loads a filter once (a cache keyed by a token per shipment)
 and reuses it for every batch. docs/integrations.md, "Spark Connect".
 """
@@ -18,13 +17,15 @@ import shutil
 import tempfile
 import uuid
 
-from .binary_fuse import BinaryFuseFilter
-from .bloom import BloomFilter
+from . import _types
 from .spark_sketch import SparkBloomFilter
 
-# The bloomkit filters a UDF can ship, by the name ShippedFilter.kind holds:
-# each loads from its frame (from_bytes) and maps a file read-only (open).
-_SHIPPABLE = {cls.__name__: cls for cls in (BloomFilter, BinaryFuseFilter)}
+# The bloomkit filters a UDF can ship, by the name ShippedFilter.kind holds,
+# from the type registry: each loads from its frame (from_bytes) and maps a
+# file read-only (open: the `mappable` rows), except a windowed one, whose
+# answers depend on the clock and rotations of the process holding it (a
+# shipped copy would never forget).
+_SHIPPABLE = {row.class_name: row for row in _types.FRAMED if row.mappable and not row.windowed}
 
 # Largest filter that travels inside the UDF on a Spark Connect session. The
 # UDF is part of every query plan that uses it, so a closed-over filter is
@@ -51,14 +52,17 @@ def _payload(filter) -> tuple:
     if isinstance(filter, SparkBloomFilter):
         return "spark", filter.to_spark_bytes()
     cls = type(filter)
-    if not (isinstance(filter, BloomFilter) or isinstance(filter, BinaryFuseFilter)):
+    try:
+        kind = _types.row_of(cls).class_name
+    except TypeError:
+        kind = None
+    if kind not in _SHIPPABLE:
         raise TypeError(
-            f"might_contain needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got {cls.__name__}"
+            f"might_contain needs a bloomkit {', '.join(_SHIPPABLE)} or SparkBloomFilter, got {cls.__name__}"
         )
     if filter.keyed:
         # Its frame cannot be loaded without the key, which is never serialized.
         raise ValueError(f"might_contain needs an unkeyed {cls.__name__}: a secret_key is never shipped to executors")
-    kind = BloomFilter.__name__ if isinstance(filter, BloomFilter) else BinaryFuseFilter.__name__
     return kind, None  # bytes made only by the route that needs them
 
 
@@ -91,13 +95,17 @@ class ShippedFilter:
 
             path = SparkFiles.get(self.source)
             if self.kind != "spark":
-                return _SHIPPABLE[self.kind].open(path)  # mapped read-only: pages shared by every worker on the host
+                return _SHIPPABLE[self.kind].cls.open(
+                    path
+                )  # mapped read-only: pages shared by every worker on the host
             with open(path, "rb") as handle:
                 data = handle.read()
         else:
             data = self.source.value if self.route == "broadcast" else self.source
         return (
-            SparkBloomFilter.from_spark_bytes(data) if self.kind == "spark" else _SHIPPABLE[self.kind].from_bytes(data)
+            SparkBloomFilter.from_spark_bytes(data)
+            if self.kind == "spark"
+            else _SHIPPABLE[self.kind].cls.from_bytes(data)
         )
 
 

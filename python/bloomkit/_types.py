@@ -36,8 +36,8 @@ def _scalable(cls, capacity, error_rate, seed, variant, secret_key=None):
     return cls(initial_capacity=capacity, error_rate=error_rate, seed=seed, layout=variant, secret_key=secret_key)
 
 
-def _cuckoo(cls, capacity, error_rate, seed, variant, secret_key=None):
-    return cls(capacity, error_rate, seed=seed, secret_key=secret_key)
+def _cuckoo(cls, capacity, error_rate, seed, variant, secret_key=None, auto_grow=False):
+    return cls(capacity, error_rate, seed=seed, secret_key=secret_key, auto_grow=auto_grow)
 
 
 def _rotating(cls, capacity, error_rate, seed, variant, secret_key=None):
@@ -95,6 +95,10 @@ class FilterRow:
     # inserted as new misses the new keys that were false positives).
     exact_count: bool = False
     growable: bool = False  # keeps its error rate past `capacity` by growing
+    # The factory options that make a type which refuses keys when full
+    # (FilterFullError) grow instead: make(..., unbounded=True) passes them.
+    # Every other mutable type takes keys past `capacity` as it is.
+    unbounded_options: tuple = ()
     keyed: bool = False  # secret_key= (keyed SipHash hashing, docs/RELIABILITY.md): make(..., secret_key=)
     mappable: bool = False  # open() maps a file (Bloom, rotating: read, write, create; binary fuse: read-only)
     windowed: bool = False  # forgets keys older than a window
@@ -118,18 +122,20 @@ class FilterRow:
     def cls(self) -> type:
         return getattr(importlib.import_module(self.module), self.class_name)
 
-    def make(self, capacity, error_rate=0.01, seed=0, variant=None, secret_key=None):
+    def make(self, capacity, error_rate=0.01, seed=0, variant=None, secret_key=None, unbounded=False):
         """An empty filter of this type (``variant``: one of ``variants``, or None for the default).
 
-        ``secret_key`` only for a ``keyed`` row (TypeError otherwise).
+        ``secret_key`` only for a ``keyed`` row (TypeError otherwise);
+        ``unbounded``: one that never refuses a key for being full (``unbounded_options``).
         """
         if variant is not None and variant not in self.variants:
             raise ValueError(f"{self.class_name} has no variant {variant!r} (variants: {self.variants})")
+        options = dict(self.unbounded_options) if unbounded else {}
         if secret_key is None:
-            return self.factory(self.cls, capacity, error_rate, seed, variant)
+            return self.factory(self.cls, capacity, error_rate, seed, variant, **options)
         if not self.keyed:
             raise TypeError(f"{self.class_name} takes no secret_key")
-        return self.factory(self.cls, capacity, error_rate, seed, variant, secret_key=secret_key)
+        return self.factory(self.cls, capacity, error_rate, seed, variant, secret_key=secret_key, **options)
 
     def build(self, keys, capacity, error_rate=0.01, seed=0, variant=None):
         """A filter of this type holding ``keys``: made and updated, or, for a frozen type, built from them."""
@@ -189,6 +195,7 @@ ROWS = (
         exact_count=True,
         first_seen="_add_new_many",
         count_label="keys stored (exact)",
+        unbounded_options=(("auto_grow", True),),
     ),
     FilterRow(
         "rotating",

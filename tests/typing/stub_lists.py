@@ -7,12 +7,19 @@ what is there differs from what this script writes:
     python tests/typing/stub_lists.py          # rewrite the generated blocks
     python tests/typing/stub_lists.py --check  # exit 1 and name the stale stub
 
-Generated today: ``_base.pyi``'s imports of the framed classes and the
-``_AnyFilter`` union (what ``bloomkit.load`` returns), in type-tag order.
+Generated: ``_base.pyi``'s imports of the framed classes and the
+``_AnyFilter`` union (what ``bloomkit.load`` returns), in type-tag order;
+``__init__.pyi``'s import and ``__all__`` entry of every registered class; and
+``_core.pyi``'s names of each type's C++ core classes. Those are stubbed in the
+type's own ``.pyi`` (its signatures are the binding's, which no registry field
+knows) under the core name with a leading underscore, and named in
+``_core.pyi`` by an alias; a registered class whose core class has no such
+stub fails the check.
 """
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -50,7 +57,47 @@ def formatted(head: str, names: list, tail: str) -> list:
     return [head, *(f"    {name}," for name in names), tail]
 
 
-GENERATED = {"_base.pyi": any_filter_block}
+def exports_block(rows) -> str:
+    """The package's import and ``__all__`` entry of every registered class (``__init__.py`` exports them all)."""
+    imports = sorted(
+        f"from .{row.module.rsplit('.', 1)[1]} import {row.class_name} as {row.class_name}" for row in rows
+    )
+    names = [f'"{name}"' for name in sorted(row.class_name for row in rows)]
+    return "\n".join([*imports, "", *formatted("__all__ = [", names, "]")])
+
+
+def core_classes_block(rows) -> str:
+    """``_core.pyi``'s re-exports of the core classes stubbed in each type's ``.pyi``.
+
+    A type's stub holds ``class _<Name>`` for each ``_core.<Name>`` it binds:
+    at least the core base of the public class (from its MRO), and any
+    other class of its own (the binary fuse filter's key collector).
+    """
+    from bloomkit import _core
+
+    imports, aliases = [], []
+    for row in sorted(rows, key=lambda row: row.module):
+        module = row.module.rsplit(".", 1)[1]
+        tree = ast.parse((PACKAGE / f"{module}.pyi").read_text(encoding="utf-8"))
+        stubbed = [
+            node.name[1:]
+            for node in tree.body
+            if isinstance(node, ast.ClassDef) and node.name.startswith("_") and hasattr(_core, node.name[1:])
+        ]
+        bases = [klass.__name__ for klass in row.cls.__mro__ if klass.__module__ == _core.__name__]
+        core_base = next((name for name in bases if hasattr(_core, name)), None)
+        if core_base is None or core_base not in stubbed:
+            raise SystemExit(
+                f"{module}.pyi: {row.class_name}'s core class _core.{core_base} has no stub "
+                f"(write it there as class _{core_base})"
+            )
+        imports.append(f"from .{module} import " + ", ".join(f"_{name}" for name in sorted(stubbed)))
+        aliases += [f"{name} = _{name}" for name in stubbed]
+    # Aliases, not "import _X as X": a stub re-exports only "import X as X".
+    return "\n".join([*imports, "", *sorted(aliases)])
+
+
+GENERATED = {"_base.pyi": any_filter_block, "__init__.pyi": exports_block, "_core.pyi": core_classes_block}
 
 
 def rewritten(text: str, block: str, name: str) -> str:

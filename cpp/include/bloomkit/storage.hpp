@@ -87,8 +87,42 @@ inline void aligned_free(void* p) {
 #endif
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+// `bytes` (a multiple of kHugePage) in a mapping of their own, 2 MiB
+// aligned, advised MADV_HUGEPAGE before any page is touched. Not from
+// malloc: after a large block is freed, glibc raises its mmap threshold
+// (up to 32 MiB) and serves the next large request from pages the heap
+// already touched as 4 KiB pages, which the advice no longer changes. A
+// binary fuse filter built after a few others got no huge page that way and
+// its 3-line lookups ran 13.6 ns/key, 10.9 in a mapping of its own (1e7
+// keys, thread CPU time, epyc2).
+inline void* map_huge_pages(size_t bytes) {
+    const size_t span = bytes + kHugePage;
+    void* raw = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+    if (aligned > start) munmap(raw, aligned - start);
+    const uintptr_t end = start + span;
+    if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - (aligned + bytes));
+    void* p = reinterpret_cast<void*>(aligned);
+    (void)madvise(p, bytes, MADV_HUGEPAGE);  // advice only: no THP changes nothing
+    return p;
+}
+#endif
+
+// Frees owned words: munmap for a map_huge_pages block (mapped_bytes != 0).
 struct AlignedFree {
-    void operator()(uint64_t* p) const { aligned_free(p); }
+    size_t mapped_bytes = 0;
+    void operator()(uint64_t* p) const {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (mapped_bytes != 0) {
+            munmap(p, mapped_bytes);
+            return;
+        }
+#endif
+        aligned_free(p);
+    }
 };
 
 }  // namespace detail
@@ -105,11 +139,15 @@ class WordStorage {
         // Round up to the alignment so the whole allocation is made of
         // whole lines (or huge pages).
         const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-        owned_.reset(static_cast<uint64_t*>(detail::aligned_allocate(rounded, alignment)));
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        // Advice only: failure (no THP in this kernel) changes nothing.
-        if (bytes >= kHugePageThreshold) (void)madvise(owned_.get(), rounded, MADV_HUGEPAGE);
+        if (bytes >= kHugePageThreshold)
+            owned_ = std::unique_ptr<uint64_t, detail::AlignedFree>(
+                static_cast<uint64_t*>(detail::map_huge_pages(rounded)), detail::AlignedFree{rounded});
+        else
 #endif
+            owned_.reset(static_cast<uint64_t*>(detail::aligned_allocate(rounded, alignment)));
+        // Zeroed (a fresh mapping already is: this faults its pages in now,
+        // as for a malloc'd block, not in the first batch).
         std::memset(owned_.get(), 0, rounded);
         data_ = owned_.get();
     }
