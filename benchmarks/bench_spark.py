@@ -1,36 +1,63 @@
-"""Spark benchmark: building a Bloom filter from a DataFrame column and applying it.
+"""Spark benchmark: building a Bloom filter from a DataFrame column and applying it, classic and Spark Connect.
 
-Compared in one local SparkSession (same data, same run):
+One command runs a classic local session, then a local Spark Connect server
+(``SparkSession.builder.remote("local[2]")``), each in a child process of its
+own (so neither inherits the other's JVM, caches or Python workers), and
+prints both tables and the targets' ratios computed from that one run.
 
-* build: ``bloomkit.spark.build_filter`` (mapInArrow + OR-merge), the row-iterator
-  RDD route a user finds first (``df.rdd.mapPartitions`` feeding each row to
-  ``BloomFilter.add``), and Spark's own ``df.stat.bloomFilter`` (via ``_jdf``);
-* apply: ``df.where(might_contain(f, col)).count()`` over the keys and the
-  anti-join ``probes.where(~might_contain(f, col)).count()`` over absent keys,
-  with each filter (Spark's loaded through ``BloomFilter.from_spark_bytes``);
-* the false-positive rate each filter actually gives on absent keys.
+Data: ``keys``, ``--rows`` distinct URLs; ``probes``, a second frame of as
+many rows whose first half are keys and second half are not (ids
+``rows/2 .. rows/2 + probes``), both cached before anything is timed.
+
+* build: ``bloomkit.spark.build_filter`` vs Spark's own sketch
+  ``df.stat.bloomFilter`` (classic only: PySpark has no ``bloomFilter`` and a
+  Connect session no ``_jdf``). Spark 4 builds that sketch with the runtime
+  join filter's aggregate, whose ``spark.sql.optimizer.runtime.bloomFilter``
+  caps (4,000,000 items, 8 MiB) would cut a 1e7-key, 1 % sketch to 8 MiB and
+  11 % FPR; both caps are raised to the requested size so the two builds make
+  filters of the same rate.
+* apply: ``probes.where(might_contain(f, "url"))`` vs Spark's JVM
+  ``BloomFilterMightContain`` (classic only) vs the exact answer
+  ``probes.join(keys, "url", "left_semi")``. The JVM expression takes a LONG
+  (``mightContainLong``), so its sketch is ``df.stat.bloomFilter`` over
+  ``xxhash64(url)`` and it probes ``xxhash64(url)``; no SQL function
+  reaches it in PySpark 4.3, so it is built through py4j::
+
+      expr = BloomFilterMightContain(Literal.create(sketch_bytes, BinaryType),
+                                     jsparkSession.expression(xxhash64("url")._jc))
+      Column(jvm.org.apache.spark.sql.Column(ExpressionColumnNode.apply(expr)))
+
+  Each apply job also counts the keys (ids below ``rows``) it kept, so one
+  pass gives the false negatives (must be 0) and the false positives.
 
 Python workers are started (and bloomkit imported in them) by an untimed
 warm-up job first, and that cold start is reported on its own: otherwise
 whichever route runs first pays it.
 
-``--connect`` runs the same on a local Spark Connect server
-(``SparkSession.builder.remote("local[2]")``): only ``build_filter`` and
-``might_contain``, since neither the RDD API nor ``df.stat.bloomFilter`` is
-reachable from PySpark there.
-
-    python benchmarks/bench_spark.py --rows 1e6 [--connect]
+    python benchmarks/bench_spark.py --rows 1e6       # classic, then Connect
+    python benchmarks/bench_spark.py --rows 1e6 --session classic   # one kind alone
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import header, parse_count, print_machine  # noqa: E402
+
+URL = "https://example.org/item/"
+SESSIONS = ("classic", "connect")
+# Targets of the benchmark (ratios from one run): build_filter at least this
+# many times faster than df.stat.bloomFilter, might_contain at least as fast
+# as the JVM expression, Connect's might_contain within this factor of classic's.
+BUILD_TARGET, JVM_TARGET, CONNECT_TARGET = 1.5, 1.0, 1.2
 
 
 def timed(fn):
@@ -39,39 +66,105 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=parse_count, default=10_000_000)
-    parser.add_argument("--partitions", type=int, default=8)
-    parser.add_argument("--error-rate", type=float, default=0.01)
-    parser.add_argument("--probes", type=parse_count, default=1_000_000)
-    parser.add_argument("--connect", action="store_true", help="a local Spark Connect server instead")
-    args = parser.parse_args()
+def progress(message):
+    print(f"  .. {time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    import pyspark
+
+def fpr_bound(p: float, absent: int) -> float:
+    """``p`` plus 4 standard deviations of a binomial over ``absent`` trials (as tests/test_spark.py)."""
+    return p + 4 * math.sqrt(p * (1 - p) / absent)
+
+
+def session(kind: str, args):
     from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote("local[2]") if kind == "connect" else SparkSession.builder.master("local[2]")
+    # Room for the requested sketch: bits of an optimal filter, m = -n ln p / (ln 2)^2.
+    bits = math.ceil(-args.rows * math.log(args.error_rate) / math.log(2) ** 2)
+    spark = (
+        builder.config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(args.partitions))
+        .config("spark.driver.memory", args.driver_memory)
+        .config("spark.sql.optimizer.runtime.bloomFilter.maxNumItems", str(max(4_000_000, args.rows)))
+        .config("spark.sql.optimizer.runtime.bloomFilter.maxNumBits", str(max(67_108_864, 2 * bits)))
+        .getOrCreate()
+    )
+    if kind == "classic":
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def frames(spark, args):
+    from pyspark.sql import functions as F
+
+    n, half = args.rows, args.rows // 2
+
+    def urls(start, count):
+        ids = spark.range(start, start + count, 1, args.partitions)
+        return ids.select("id", F.concat(F.lit(URL), F.col("id").cast("string")).alias("url"))
+
+    keys = urls(0, n).select("url").cache()
+    probes = urls(half, args.probes).cache()
+    keys.count()
+    probes.count()
+    members = max(0, min(n, half + args.probes) - half)  # probe ids below n are keys
+    return keys, probes, members
+
+
+def apply_route(probes, column, rows):
+    """Time ``probes.where(column)`` counted; (seconds, rows kept, keys among them)."""
+    from pyspark.sql import functions as F
+
+    kept = probes.where(column).agg(F.count("*").alias("kept"), F.sum((F.col("id") < rows).cast("long")).alias("keys"))
+    seconds, row = timed(lambda: kept.first())
+    return seconds, row["kept"], row["keys"] or 0
+
+
+def jvm_might_contain(spark, sketch: bytes, column: str):
+    """Spark's BloomFilterMightContain over ``xxhash64(column)`` as a PySpark Column (classic only, py4j)."""
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    jvm = spark._jvm
+    expressions = jvm.org.apache.spark.sql.catalyst.expressions
+    literal = expressions.Literal.create(bytearray(sketch), jvm.org.apache.spark.sql.types.DataTypes.BinaryType)
+    value = spark._jsparkSession.expression(F.xxhash64(column)._jc)
+    expression = expressions.BloomFilterMightContain(literal, value)
+    node = jvm.org.apache.spark.sql.classic.ExpressionColumnNode.apply(expression)
+    return Column(jvm.org.apache.spark.sql.Column(node))
+
+
+def _keep_every_row():
+    import pyarrow as pa
+    from pyspark.sql.functions import arrow_udf
+
+    def keep(keys):
+        return pa.repeat(pa.scalar(True), len(keys))
+
+    return arrow_udf(keep, "boolean")
+
+
+def spark_sketch(spark, df, column: str, n: int, p: float) -> bytes:
+    """``df.stat.bloomFilter(column, n, p)`` (through ``_jdf``), serialized to the driver."""
+    java_filter = df._jdf.stat().bloomFilter(column, n, p)
+    out = spark._jvm.java.io.ByteArrayOutputStream()
+    java_filter.writeTo(out)
+    return bytes(out.toByteArray())
+
+
+def run_session(kind: str, args) -> dict:
+    """Every measurement of one session kind, as a JSON-able dict."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import functions as F
 
     import bloomkit
-    from bloomkit.spark import build_filter
+    from bloomkit.spark import build_filter, might_contain
 
-    info = header("bloomkit benchmark: Bloom filters in PySpark", args)
-    builder = SparkSession.builder.remote("local[2]") if args.connect else SparkSession.builder.master("local[2]")
-    spark = (
-        builder.config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", str(args.partitions)).config("spark.driver.memory", "2g")
-        .getOrCreate()
-    )
-    if not args.connect:
-        spark.sparkContext.setLogLevel("ERROR")
-    print_machine(info, {"pyspark": pyspark.__version__, "bloomkit": "this checkout"})
-    n = args.rows
-    keys = spark.range(0, n, 1, args.partitions).select(F.concat(F.lit("https://example.org/item/"), F.col("id").cast("string")).alias("url")).cache()
-    keys.count()
-    probes = spark.range(n, n + args.probes, 1, args.partitions).select(F.concat(F.lit("https://example.org/item/"), F.col("id").cast("string")).alias("url")).cache()
-    probes.count()
-    p = args.error_rate
+    n, p = args.rows, args.error_rate
+    progress(f"{kind}: starting the session")
+    spark = session(kind, args)
+    keys, probes, members = frames(spark, args)
+    result = {"kind": kind, "members": members, "builds": [], "applies": []}
 
     def warm_up(batches):
         import pyarrow as pa
@@ -81,87 +174,193 @@ def main():
         rows = sum(batch.num_rows for batch in batches)
         yield pa.RecordBatch.from_arrays([pa.array([rows])], names=["n"])
 
-    t_cold, _ = timed(lambda: keys.mapInArrow(warm_up, "n long").collect())
-    t_warm, _ = timed(lambda: keys.mapInArrow(warm_up, "n long").collect())
+    progress(f"{kind}: Python worker warm-up")
+    result["cold"], _ = timed(lambda: keys.mapInArrow(warm_up, "n long").collect())
+    result["warm"], _ = timed(lambda: keys.mapInArrow(warm_up, "n long").collect())
 
-    t_arrow, f_arrow = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
+    progress(f"{kind}: build_filter")
+    t_build, ours = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
+    result["builds"].append(("bloomkit build_filter (mapInArrow)", t_build, ours.nbytes))
+    if kind == "classic":
+        progress("classic: df.stat.bloomFilter(url)")
+        t_sketch, sketch = timed(lambda: spark_sketch(spark, keys, "url", n, p))
+        size = bloomkit.BloomFilter.from_spark_bytes(sketch).nbytes
+        result["builds"].append(("Spark df.stat.bloomFilter(url)", t_sketch, size))
+        progress("classic: df.stat.bloomFilter(xxhash64(url))")
+        hashed = keys.select(F.xxhash64("url").alias("h"))
+        t_long, long_sketch = timed(lambda: spark_sketch(spark, hashed, "h", n, p))
+        size = bloomkit.BloomFilter.from_spark_bytes(long_sketch).nbytes
+        result["builds"].append(("Spark df.stat.bloomFilter(xxhash64(url)), for the JVM expression", t_long, size))
+        if args.rdd:
+            progress("classic: RDD row iterator")
 
-    def rdd_route():
-        def part(rows):
-            f = bloomkit.BloomFilter(n, p)
-            for row in rows:
-                f.add(row[0])
-            yield f.to_bytes()
+            def rdd_route():
+                def part(rows):
+                    f = bloomkit.BloomFilter(n, p)
+                    for row in rows:
+                        f.add(row[0])
+                    yield f.to_bytes()
 
-        merged = None
-        for blob in keys.rdd.mapPartitions(part).toLocalIterator():
-            g = bloomkit.BloomFilter.from_bytes(blob)
-            merged = g if merged is None else merged | g
-        return merged
+                merged = None
+                for blob in keys.rdd.mapPartitions(part).toLocalIterator():
+                    g = bloomkit.BloomFilter.from_bytes(blob)
+                    merged = g if merged is None else merged | g
+                return merged
 
-    routes = [("bloomkit build_filter (mapInArrow)", t_arrow, f_arrow)]
-    if args.connect:  # no RDDs, no _jdf
-        # The merge Connect used before partition filters that fit at the
-        # driver were collected as they are: a shuffle grouping them first
-        # (forced by a COLLECT_BYTES just under slots x filter size), then
-        # the same build again, so the two are side by side in one run.
-        import bloomkit.spark as bkspark
+            t_rdd, f_rdd = timed(rdd_route)
+            assert f_rdd == ours
+            result["builds"].append(("RDD row iterator + BloomFilter.add", t_rdd, f_rdd.nbytes))
 
-        slots = bkspark._connect_slots(spark)
-        collect_bytes = bkspark.COLLECT_BYTES
-        bkspark.COLLECT_BYTES = slots * f_arrow.nbytes - 1
-        try:
-            t_grouped, f_grouped = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
-        finally:
-            bkspark.COLLECT_BYTES = collect_bytes
-        t_again, f_again = timed(lambda: build_filter(keys, "url", capacity=n, error_rate=p))
-        assert f_grouped == f_arrow == f_again
-        routes += [
-            (f"… partition filters grouped by a shuffle first ({slots - 1} groups)", t_grouped, f_grouped),
-            ("bloomkit build_filter again", t_again, f_again),
-        ]
-        return report(args, spark, keys, probes, t_cold, t_warm, routes)
-    t_rdd, f_rdd = timed(rdd_route)
-
-    def spark_sketch():
-        java_filter = keys._jdf.stat().bloomFilter("url", n, p)
-        out = spark._jvm.java.io.ByteArrayOutputStream()
-        java_filter.writeTo(out)
-        return bloomkit.BloomFilter.from_spark_bytes(bytes(out.toByteArray()))
-
-    t_spark, f_spark = timed(spark_sketch)
-    assert f_rdd == f_arrow
-
-    routes += [("RDD row iterator + BloomFilter.add", t_rdd, f_rdd), ("Spark df.stat.bloomFilter", t_spark, f_spark)]
-    report(args, spark, keys, probes, t_cold, t_warm, routes)
-
-
-def report(args, spark, keys, probes, t_cold, t_warm, routes):
-    from bloomkit.spark import might_contain
-
-    n, p, t_arrow = args.rows, args.error_rate, routes[0][1]
-    rows = []
-    for name, t_build, f in routes:
-        t_present, present = timed(lambda: keys.where(might_contain(f, "url")).count())
-        t_absent, kept = timed(lambda: probes.where(~might_contain(f, "url")).count())
-        rows.append((name, t_build, t_present, present, t_absent, args.probes - kept, f.nbytes))
-    kind = "Spark Connect, local[2]" if args.connect else "local[2]"
-    print(f"## {n:,} distinct string keys, {args.partitions} partitions, {kind}, error_rate {p}")
-    print()
-    print(f"Python worker cold start (first Python job, untimed in the rows): {t_cold:.1f} s; the same job warm "
-          f"(JVM->Arrow transfer of the column alone): {t_warm:.1f} s.")
-    print()
-    print(f"filter = `keys.where(might_contain(f, 'url')).count()` over the {n:,} keys; anti-join = "
-          f"`probes.where(~might_contain(f, 'url')).count()` over {args.probes:,} absent keys, whose shortfall "
-          "gives the measured FPR.")
-    print()
-    print("| route | build s | vs build_filter | filter s | keys found | anti-join s | measured FPR | filter size |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, t_build, t_present, present, t_absent, false_pos, nbytes in rows:
-        print(f"| {name} | {t_build:.1f} | {t_build / t_arrow:.2f}× | {t_present:.1f} | {present:,} / {n:,} | "
-              f"{t_absent:.1f} | {false_pos / args.probes:.3%} | {nbytes / 2**20:.1f} MiB |")
-    print()
+    progress(f"{kind}: exact left-semi join")
+    t_exact, exact = timed(lambda: probes.join(keys, "url", "left_semi").count())
+    assert exact == members, (exact, members)
+    result["applies"].append(("exact: probes.join(keys, 'url', 'left_semi')", t_exact, exact, exact, 0))
+    progress(f"{kind}: might_contain")
+    t_ours, kept, found = apply_route(probes, might_contain(ours, "url"), n)
+    result["applies"].append(("bloomkit might_contain (arrow_udf)", t_ours, kept, found, ours.nbytes))
+    # The floor of any Python UDF here: the same where() with an arrow_udf that
+    # only answers True, i.e. the JVM->Python->JVM round trip of the column.
+    progress(f"{kind}: floor arrow_udf")
+    t_floor, kept, found = apply_route(probes, _keep_every_row()("url"), n)
+    result["applies"].append(("floor: an arrow_udf answering True (no filter)", t_floor, kept, found, None))
+    if kind == "classic":
+        progress("classic: JVM BloomFilterMightContain")
+        t_jvm, kept, found = apply_route(probes, jvm_might_contain(spark, long_sketch, "url"), n)
+        size = bloomkit.BloomFilter.from_spark_bytes(long_sketch).nbytes
+        result["applies"].append(("Spark JVM BloomFilterMightContain(xxhash64(url))", t_jvm, kept, found, size))
     spark.stop()
+    progress(f"{kind}: done")
+    return result
+
+
+def run_children(args, kinds) -> dict:
+    """Each session kind in a child process of this script; their results by kind."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bench-spark-") as directory:
+        for kind in kinds:
+            out = os.path.join(directory, f"{kind}.json")
+            command = [sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--child", kind, "--json", out]
+            subprocess.run(command, check=True, stdout=sys.stderr)  # the child's progress only; the report is ours
+            with open(out) as handle:
+                results[kind] = json.load(handle)
+    return results
+
+
+def print_session(result: dict, args) -> None:
+    n, p, members = args.rows, args.error_rate, result["members"]
+    absent = args.probes - members
+    title = "Spark Connect, local[2]" if result["kind"] == "connect" else "classic, local[2]"
+    print(f"## {title}: {n:,} distinct string keys, {args.partitions} partitions, error_rate {p}")
+    print()
+    print(
+        f"Python worker cold start (first Python job, untimed in the rows): {result['cold']:.1f} s; the same job "
+        f"warm (JVM->Arrow transfer of the column alone): {result['warm']:.1f} s."
+    )
+    print()
+    t_ours = result["builds"][0][1]
+    print("| build | s | vs build_filter | filter size |")
+    print("|---|---:|---:|---:|")
+    for name, seconds, nbytes in result["builds"]:
+        print(f"| {name} | {seconds:.1f} | {seconds / t_ours:.2f}× | {nbytes / 2**20:.1f} MiB |")
+    print()
+    print(
+        f"Over `probes`, {args.probes:,} rows of which {members:,} are keys; FPR = kept non-keys / {absent:,} "
+        f"(bound {fpr_bound(p, absent):.3%} = p + 4σ)."
+    )
+    print()
+    t_ours = result["applies"][1][1]
+    print("| apply | s | vs might_contain | rows kept | keys kept | false negatives | measured FPR | filter size |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, seconds, kept, found, nbytes in result["applies"]:
+        size = f"{nbytes / 2**20:.1f} MiB" if nbytes else "—"
+        fpr = "—" if nbytes is None else f"{(kept - found) / absent:.3%}"  # the floor keeps every row
+        print(
+            f"| {name} | {seconds:.1f} | {seconds / t_ours:.2f}× | {kept:,} | {found:,} | {members - found:,} | "
+            f"{fpr} | {size} |"
+        )
+    print()
+
+
+def print_targets(results: dict, args) -> None:
+    if set(results) != set(SESSIONS):
+        return
+    classic, connect = results["classic"], results["connect"]
+    sketch = classic["builds"][1][1]
+    jvm = classic["applies"][3][1]
+    mc_classic, mc_connect = classic["applies"][1][1], connect["applies"][1][1]
+    absent = args.probes - classic["members"]
+    bound = fpr_bound(args.error_rate, absent)
+
+    def fpr(result):
+        _, _, kept, found, _ = result["applies"][1]
+        return (kept - found) / absent
+
+    rows = [
+        (
+            "build, classic: df.stat.bloomFilter s / build_filter s",
+            sketch / classic["builds"][0][1],
+            BUILD_TARGET,
+            ">=",
+        ),
+        (
+            "build, Connect: df.stat.bloomFilter s (classic; none on Connect) / build_filter s",
+            sketch / connect["builds"][0][1],
+            BUILD_TARGET,
+            ">=",
+        ),
+        ("might_contain, classic: JVM BloomFilterMightContain s / might_contain s", jvm / mc_classic, JVM_TARGET, ">="),
+        ("might_contain: Connect s / classic s", mc_connect / mc_classic, CONNECT_TARGET, "<="),
+    ]
+    print("## Targets (ratios from this run)")
+    print()
+    print("| ratio | measured | target | met |")
+    print("|---|---:|---:|---|")
+    for name, value, target, sense in rows:
+        met = value >= target if sense == ">=" else value <= target
+        print(f"| {name} | {value:.2f}× | {sense} {target}× | {'yes' if met else 'NO'} |")
+    for kind in SESSIONS:
+        value = fpr(results[kind])
+        print(f"| FPR, {kind} | {value:.3%} | <= {bound:.3%} | {'yes' if value <= bound else 'NO'} |")
+    print()
+    floors = {kind: results[kind]["applies"][2][1] for kind in SESSIONS}
+    print(
+        f"The floor of any Python UDF (an arrow_udf answering True): JVM expression s / floor s = "
+        f"{jvm / floors['classic']:.2f}× on classic; might_contain s / floor s = {mc_classic / floors['classic']:.2f}× "
+        f"classic, {mc_connect / floors['connect']:.2f}× Connect; floor Connect s / classic s = "
+        f"{floors['connect'] / floors['classic']:.2f}×."
+    )
+    print()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=parse_count, default=10_000_000)
+    parser.add_argument("--probes", type=parse_count, default=None, help="rows of the probe frame (default: --rows)")
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--error-rate", type=float, default=0.01)
+    parser.add_argument("--driver-memory", default="3g", help="spark.driver.memory of each session")
+    parser.add_argument("--session", choices=("both", *SESSIONS), default="both")
+    parser.add_argument("--rdd", action="store_true", help="also the RDD row-iterator build (classic; slow)")
+    parser.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
+    parser.add_argument("--json", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.probes is None:
+        args.probes = args.rows
+    if args.child:
+        with open(args.json, "w") as handle:
+            json.dump(run_session(args.child, args), handle)
+        return
+
+    import pyspark
+
+    info = header("bloomkit benchmark: Bloom filters in PySpark, classic and Spark Connect", args)
+    kinds = SESSIONS if args.session == "both" else (args.session,)
+    results = run_children(args, kinds)
+    print_machine(info, {"pyspark": pyspark.__version__, "bloomkit": "this checkout"})
+    for kind in kinds:
+        print_session(results[kind], args)
+    print_targets(results, args)
+    print(f"load average at the end: {[round(x, 2) for x in os.getloadavg()]}")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ SUITES = {
     "rotating": ("bench_rotating.py", "RotatingBloomFilter vs hand-swapped filter pairs and pyprobables: speed, window FPR"),
     "redis": ("bench_redis.py", "URL-seen set, per-user families, windows: bloomkit vs SET vs RedisBloom"),
     "redis-persistence": ("bench_redis_persistence.py", "what a redis-server SIGKILL costs, per persistence setting"),
-    "spark": ("bench_spark.py", "building and applying a filter in PySpark (classic and Spark Connect)"),
+    "spark": ("bench_spark.py", "building and applying a filter in PySpark, classic then Spark Connect, vs Spark's own"),
     "parquet": ("bench_parquet.py", "skipping Parquet files by their Bloom filters vs DuckDB and pyarrow"),
     "orc": ("bench_orc.py", "skipping ORC stripes by their Bloom filters vs pyarrow ORC scans"),
     "orc_protobuf": ("orc_protobuf_parse.py", "ORC tail and Bloom filter messages: bloomkit's wire reader vs protobuf"),

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -238,9 +239,33 @@ def test_build_filter_makes_one_filter_per_task_slot(spark):
 
 
 def test_task_slots_are_known_without_a_spark_context(spark):
-    # Connect reads spark.default.parallelism, or, unset, counts spark.range's partitions.
+    # Connect reads spark.default.parallelism, or, unset, spark.range's partitions from its plan or a job.
     assert bkspark._connect_slots(spark) == 4
-    assert bkspark._range_slots(spark) == 4  # local[2] with spark.default.parallelism 4
+    assert bkspark._planned_range_splits(spark) == 4  # local[2] with spark.default.parallelism 4
+    assert bkspark._range_slots(spark) == 4
+
+
+def test_task_slots_come_from_the_plan_and_a_job_only_when_it_does_not_say(monkeypatch):
+    class Range:
+        def __init__(self, plan):
+            self.plan = plan
+
+        def explain(self):
+            print(self.plan)
+
+    class Session:  # spark.default.parallelism unset; range(...).explain() prints `plan`
+        def __init__(self, plan):
+            self.plan = plan
+            self.conf = types.SimpleNamespace(get=lambda key, default=None: default)
+
+        def range(self, start, end):
+            return Range(self.plan)
+
+    monkeypatch.setattr(bkspark, "_range_slots", lambda spark: 7)  # the job's count
+    plan = "== Physical Plan ==\n*(1) Range (0, 1048576, step=1, splits=16)\n"
+    assert bkspark._connect_slots(Session(plan)) == 16
+    assert bkspark._connect_slots(Session("== Physical Plan ==\n*(1) Range (0, 1048576, step=1)\n")) == 7
+    assert bkspark._connect_slots(Session("== Physical Plan ==\nScan ExistingRDD[id#0L]\n")) == 7
 
 
 def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
