@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "fast_methods.hpp"
@@ -62,6 +63,18 @@ class ByteBuffer {
 inline py::array_t<bool> new_bool_array(size_t count) { return py::array_t<bool>(static_cast<py::ssize_t>(count)); }
 
 inline uint8_t* bool_data(py::array_t<bool>& array) { return reinterpret_cast<uint8_t*>(array.mutable_data()); }
+
+// (file, row group / stripe) pairs, as a lake-file walk finds them, as an
+// (n, 2) uint64 array.
+inline py::array_t<uint64_t> pairs_array(const std::vector<std::pair<uint64_t, uint64_t>>& pairs) {
+    py::array_t<uint64_t> out({static_cast<py::ssize_t>(pairs.size()), static_cast<py::ssize_t>(2)});
+    uint64_t* data = out.mutable_data();
+    for (size_t i = 0; i < pairs.size(); ++i) {
+        data[2 * i] = pairs[i].first;
+        data[2 * i + 1] = pairs[i].second;
+    }
+    return out;
+}
 
 inline py::bytes to_py_bytes(const std::vector<uint8_t>& data) {
     return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());

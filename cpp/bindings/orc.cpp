@@ -247,16 +247,8 @@ void bind_orc(py::module_& m) {
         },
         py::arg("paths"), py::arg("start"), py::arg("inflate"),
         "(kind, file): the walk over paths[start:] ended (0) or stopped at a file to read elsewhere (1).");
-    walker.def_property_readonly("_candidates", [](const orc::OrcFileSkipper& self) {
-        const auto& found = self.candidates();
-        py::array_t<uint64_t> out({static_cast<py::ssize_t>(found.size()), static_cast<py::ssize_t>(2)});
-        uint64_t* data = out.mutable_data();
-        for (size_t i = 0; i < found.size(); ++i) {
-            data[2 * i] = found[i].first;
-            data[2 * i + 1] = found[i].second;
-        }
-        return out;
-    });
+    walker.def_property_readonly("_candidates",
+                                 [](const orc::OrcFileSkipper& self) { return pairs_array(self.candidates()); });
 }
 
 }  // namespace bloomkit_py

@@ -177,16 +177,8 @@ void bind_parquet(py::module_& m) {
         py::arg("paths"), py::arg("start"),
         "(kind, file, row group, errno, reason, signature): why the walk over paths[start:] stopped "
         "(0 done, 1 keys needed for signature, 2 malformed, 3 no such column, 4 system error).");
-    skipper.def_property_readonly("_candidates", [](const parquet::FileSkipper& self) {
-        const auto& found = self.candidates();
-        py::array_t<uint64_t> out({static_cast<py::ssize_t>(found.size()), static_cast<py::ssize_t>(2)});
-        uint64_t* data = out.mutable_data();
-        for (size_t i = 0; i < found.size(); ++i) {
-            data[2 * i] = found[i].first;
-            data[2 * i + 1] = found[i].second;
-        }
-        return out;
-    });
+    skipper.def_property_readonly("_candidates",
+                                  [](const parquet::FileSkipper& self) { return pairs_array(self.candidates()); });
 }
 
 }  // namespace bloomkit_py

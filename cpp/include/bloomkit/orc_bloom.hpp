@@ -37,6 +37,7 @@
 
 #include "format.hpp"
 #include "hash.hpp"
+#include "pair_hashed_bits.hpp"
 #include "platform.hpp"
 #include "protobuf_wire.hpp"
 
@@ -143,7 +144,7 @@ constexpr uint32_t kMaxOrcHashes = 1 << 16;
 // How the words are stored in the message (see the top of this file).
 enum class Encoding { Utf8Bitset, Bitset };
 
-class OrcBloomFilter {
+class OrcBloomFilter : public PairHashedBits<OrcBloomFilter, HashPair> {
   public:
     OrcBloomFilter(uint32_t num_hashes, uint64_t num_words) : num_hashes_(num_hashes) {
         validate(num_hashes, num_words);
@@ -154,15 +155,7 @@ class OrcBloomFilter {
     // none); the bindings' Guarded<Core> asks every core for its seed.
     uint32_t seed() const { return kMurmurSeed; }
     uint32_t num_hashes() const { return num_hashes_; }
-    uint64_t num_bits() const { return words_.size() * 64; }
-    uint64_t num_words() const { return words_.size(); }
     const uint64_t* words() const { return words_.data(); }
-    uint64_t nbytes() const { return words_.size() * 8; }
-    uint64_t set_bits() const {
-        uint64_t total = 0;
-        for (uint64_t w : words_) total += platform::popcount64(w);
-        return total;
-    }
 
     template <class F>
     void for_each_position(HashPair h, F&& f) const {
@@ -172,18 +165,6 @@ class OrcBloomFilter {
             if (c < 0) c = ~c;
             f(static_cast<uint32_t>(c) % bits);
         }
-    }
-
-    // Test-and-set like bloomkit's filters: true if every bit was already set.
-    bool add(HashPair h) {
-        bool present = true;
-        for_each_position(h, [&](uint32_t bit) {
-            uint64_t& word = words_[bit >> 6];
-            const uint64_t mask = uint64_t(1) << (bit & 63);
-            present &= (word & mask) != 0;
-            word |= mask;
-        });
-        return present;
     }
 
     // Stops at the first clear bit: most absent keys cost one or two probes
@@ -199,17 +180,6 @@ class OrcBloomFilter {
         return true;
     }
 
-    void add_many(const HashPair* pairs, size_t count, uint8_t* out) {
-        for (size_t i = 0; i < count; ++i) {
-            const bool present = add(pairs[i]);
-            if (out != nullptr) out[i] = present;
-        }
-    }
-
-    void contains_many(const HashPair* pairs, size_t count, uint8_t* out) const {
-        for (size_t i = 0; i < count; ++i) out[i] = contains(pairs[i]);
-    }
-
     // True if any of the keys may be present (stops at the first).
     bool contains_any(const HashPair* pairs, size_t count) const {
         for (size_t i = 0; i < count; ++i)
@@ -217,13 +187,11 @@ class OrcBloomFilter {
         return false;
     }
 
-    void clear() { std::fill(words_.begin(), words_.end(), uint64_t(0)); }
-
     // BloomFilter.merge: equal m and k.
     void union_with(const OrcBloomFilter& other) {
         if (num_hashes_ != other.num_hashes_ || words_.size() != other.words_.size())
             throw std::invalid_argument("union needs ORC filters with equal bit size and num_hashes");
-        for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
+        or_words(other);
     }
 
     bool operator==(const OrcBloomFilter& other) const {
@@ -326,7 +294,6 @@ class OrcBloomFilter {
     }
 
     uint32_t num_hashes_;
-    std::vector<uint64_t> words_;
 };
 
 }  // namespace orc

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "format.hpp"
+#include "pair_hashed_bits.hpp"
 #include "platform.hpp"
 
 namespace bloomkit {
@@ -121,7 +122,7 @@ inline size_t hash_pairs_of_offsets(const uint8_t* data, uint64_t data_size, con
 // hostile file from turning every lookup into a near-endless loop.
 constexpr int32_t kMaxSparkHashes = 1 << 16;
 
-class SparkBloomFilter {
+class SparkBloomFilter : public PairHashedBits<SparkBloomFilter, HashPair> {
   public:
     SparkBloomFilter(int32_t version, int32_t num_hashes, int32_t seed, uint64_t num_words)
         : version_(version), num_hashes_(num_hashes), seed_(seed) {
@@ -132,14 +133,7 @@ class SparkBloomFilter {
     int32_t version() const { return version_; }
     int32_t num_hashes() const { return num_hashes_; }
     int32_t seed() const { return seed_; }
-    uint64_t num_bits() const { return words_.size() * 64; }
-    uint64_t num_words() const { return words_.size(); }
     const std::vector<uint64_t>& words() const { return words_; }
-    uint64_t set_bits() const {
-        uint64_t total = 0;
-        for (uint64_t w : words_) total += platform::popcount64(w);
-        return total;
-    }
 
     // Calls f(bit) for each of the key's k probe positions, in Spark's order.
     template <class F>
@@ -163,46 +157,17 @@ class SparkBloomFilter {
         }
     }
 
-    // Test-and-set like bloomkit's filters: true if every bit was already set.
-    // (Spark's put() returns the opposite, "bits changed".)
-    bool add(HashPair h) {
-        bool present = true;
-        for_each_position(h, [&](uint64_t bit) {
-            uint64_t& word = words_[bit >> 6];
-            const uint64_t mask = uint64_t(1) << (bit & 63);
-            present &= (word & mask) != 0;
-            word |= mask;
-        });
-        return present;
-    }
-
     bool contains(HashPair h) const {
         bool present = true;
         for_each_position(h, [&](uint64_t bit) { present &= (words_[bit >> 6] >> (bit & 63)) & 1; });
         return present;
     }
 
-    // add() of each pair; out[i] (when out is not null) is add's result.
-    void add_many(const HashPair* pairs, size_t count, uint8_t* out) {
-        for (size_t i = 0; i < count; ++i) {
-            const bool present = add(pairs[i]);
-            if (out != nullptr) out[i] = present;
-        }
-    }
-
-    void contains_many(const HashPair* pairs, size_t count, uint8_t* out) const {
-        for (size_t i = 0; i < count; ++i) out[i] = contains(pairs[i]);
-    }
-
-    void clear() { std::fill(words_.begin(), words_.end(), uint64_t(0)); }
-
-    uint64_t nbytes() const { return words_.size() * 8; }
-
     void union_with(const SparkBloomFilter& other) {
         if (!(version_ == other.version_ && num_hashes_ == other.num_hashes_ && seed_ == other.seed_ &&
               words_.size() == other.words_.size()))
             throw std::invalid_argument("union needs Spark filters with equal version, bit size, num_hashes and seed");
-        for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
+        or_words(other);
     }
 
     bool operator==(const SparkBloomFilter& other) const {
@@ -279,7 +244,6 @@ class SparkBloomFilter {
     int32_t version_;
     int32_t num_hashes_;
     int32_t seed_;
-    std::vector<uint64_t> words_;
 };
 
 }  // namespace spark
