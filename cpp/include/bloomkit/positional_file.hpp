@@ -11,7 +11,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#if defined(_WIN32)
+#include <io.h>
+#else
 #include <unistd.h>
+#endif
 
 namespace bloomkit {
 
@@ -22,32 +26,48 @@ struct SystemErrorAt {
     int error;
 };
 
-// A regular file by its descriptor (pread, retried on EINTR).
+// A regular file by its descriptor (pread, retried on EINTR; Windows: a
+// seek then a read, each FdFile being read by one thread only).
 class FdFile {
   public:
     // Opens `path` for reading without blocking (a FIFO never hangs the
     // walk) and refuses what is not a regular file, as Python's open and
     // seek would: a directory EISDIR, anything else ESPIPE.
     explicit FdFile(const std::string& path) {
+#if defined(_WIN32)
+        fd_ = ::_open(path.c_str(), _O_RDONLY | _O_BINARY);
+        if (fd_ < 0) throw SystemErrorAt{errno};
+        struct _stat64 st;
+        if (::_fstat64(fd_, &st) != 0) fail(errno);
+        if ((st.st_mode & _S_IFMT) == _S_IFDIR) fail(EISDIR);
+        if ((st.st_mode & _S_IFMT) != _S_IFREG) fail(ESPIPE);
+#else
         fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd_ < 0) throw SystemErrorAt{errno};
         struct stat st;
         if (::fstat(fd_, &st) != 0) fail(errno);
         if (S_ISDIR(st.st_mode)) fail(EISDIR);
         if (!S_ISREG(st.st_mode)) fail(ESPIPE);
+#endif
         size_ = static_cast<uint64_t>(st.st_size);
     }
     FdFile(const FdFile&) = delete;
     FdFile& operator=(const FdFile&) = delete;
-    ~FdFile() { ::close(fd_); }
+    ~FdFile() { close_fd(); }
 
     uint64_t size() const { return size_; }
 
     uint64_t read_at(uint64_t offset, uint64_t length, uint8_t* out) const {
         uint64_t got = 0;
         while (got < length) {
+#if defined(_WIN32)
+            if (::_lseeki64(fd_, static_cast<__int64>(offset + got), SEEK_SET) < 0) throw SystemErrorAt{errno};
+            const uint64_t chunk = std::min<uint64_t>(length - got, uint64_t(1) << 30);
+            const int n = ::_read(fd_, out + got, static_cast<unsigned>(chunk));
+#else
             const ssize_t n =
                 ::pread(fd_, out + got, static_cast<size_t>(length - got), static_cast<off_t>(offset + got));
+#endif
             if (n < 0) {
                 if (errno == EINTR) continue;
                 throw SystemErrorAt{errno};
@@ -59,8 +79,15 @@ class FdFile {
     }
 
   private:
-    [[noreturn]] void fail(int error) {
+    void close_fd() {
+#if defined(_WIN32)
+        ::_close(fd_);
+#else
         ::close(fd_);
+#endif
+    }
+    [[noreturn]] void fail(int error) {
+        close_fd();
         throw SystemErrorAt{error};
     }
     int fd_ = -1;
