@@ -378,8 +378,12 @@ def test_copies_are_equal_and_independent(row):
 def test_another_types_bytes_are_refused(row):
     for other in FILTER_TYPES:
         if other.row is not row.row:
-            both_framed = row.row.framed and other.row.framed
-            message = f"data holds a {other.cls.__name__}, not a {row.cls.__name__}" if both_framed else ""
+            if row.row.framed and other.row.framed:
+                message = f"data holds a {other.cls.__name__}, not a {row.cls.__name__}"
+            elif row.row.framed:
+                message = "not a bloomkit filter: bad magic bytes"
+            else:  # a foreign format's reader names its format ("Spark Bloom filter", "ORC BloomFilter")
+                message = rf"\b{row.cls._format_name} Bloom ?[Ff]ilter"
             with pytest.raises(ValueError, match=message):
                 row.cls.from_bytes(filled(other).to_bytes())
 
