@@ -88,6 +88,7 @@ def test_the_stubs_type_lists_are_the_registrys():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.checkout  # stub_lists reads the checkout's python/bloomkit/*.pyi
 def test_a_core_class_without_its_stub_fails_the_stub_lists(tmp_path, monkeypatch):
     # _core.pyi names each type's core classes from the stub in the type's
     # own .pyi (class _CuckooCore in cuckoo.pyi); a registered class whose
