@@ -172,11 +172,6 @@ void bind_orc(py::module_& m) {
         self.guard.released_read([&] { self.core.contains_many(h, n, out); });
         return result;
     });
-    cls.def("_contains_any_pairs", [](G& self, py::array_t<int32_t, py::array::c_style> pairs) {
-        const HashPair* h = pair_data(pairs);
-        const size_t n = static_cast<size_t>(pairs.shape(0));
-        return self.guard.released_read([&] { return self.core.contains_any(h, n); });
-    });
     cls.def("_union_update", [](G& self, G& other) {
         write_first_read_second(self.guard, other.guard, [&] { self.core.union_with(other.core); });
     });

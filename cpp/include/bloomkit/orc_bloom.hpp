@@ -168,7 +168,7 @@ class OrcBloomFilter : public PairHashedBits<OrcBloomFilter, HashPair> {
     }
 
     // Stops at the first clear bit: most absent keys cost one or two probes
-    // instead of k, which is what file skipping (contains_any) spends its time on.
+    // instead of k.
     bool contains(HashPair h) const {
         const uint32_t bits = static_cast<uint32_t>(num_bits());
         for (uint32_t i = 1; i <= num_hashes_; ++i) {
@@ -178,13 +178,6 @@ class OrcBloomFilter : public PairHashedBits<OrcBloomFilter, HashPair> {
             if (((words_[bit >> 6] >> (bit & 63)) & 1) == 0) return false;
         }
         return true;
-    }
-
-    // True if any of the keys may be present (stops at the first).
-    bool contains_any(const HashPair* pairs, size_t count) const {
-        for (size_t i = 0; i < count; ++i)
-            if (contains(pairs[i])) return true;
-        return false;
     }
 
     // BloomFilter.merge: equal m and k.
