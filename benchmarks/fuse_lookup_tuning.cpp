@@ -195,6 +195,8 @@ int main(int argc, char** argv) {
                              {"fuse 16-bit, distance 4"},
                              {"fuse 16-bit, distance 8"},
                              {"fuse 16-bit, distance 16"},
+                             {"fuse 16-bit, distance 24"},
+                             {"fuse 16-bit, distance 32"},
                              {"fuse 8-bit, two passes per chunk (the previous loop)"},
                              {"fuse 8-bit, sorted blocks of 2^18"},
                              {"fuse 8-bit, sorted blocks of 2^20"},
@@ -213,6 +215,8 @@ int main(int argc, char** argv) {
         timed(rows[i++], present, [&](uint8_t* out) { fuse16.contains_many_as<uint16_t, 4>(keys, out); });
         timed(rows[i++], present, [&](uint8_t* out) { fuse16.contains_many_as<uint16_t, 8>(keys, out); });
         timed(rows[i++], present, [&](uint8_t* out) { fuse16.contains_many_as<uint16_t, 16>(keys, out); });
+        timed(rows[i++], present, [&](uint8_t* out) { fuse16.contains_many_as<uint16_t, 24>(keys, out); });
+        timed(rows[i++], present, [&](uint8_t* out) { fuse16.contains_many_as<uint16_t, 32>(keys, out); });
         timed(rows[i++], present, [&](uint8_t* out) { two_pass_lookup(fuse8, keys, out); });
         timed(rows[i++], present, [&](uint8_t* out) { sorted_lookup(fuse8, values, out, size_t(1) << 18); });
         timed(rows[i++], present, [&](uint8_t* out) { sorted_lookup(fuse8, values, out, size_t(1) << 20); });

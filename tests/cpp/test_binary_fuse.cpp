@@ -189,25 +189,12 @@ TEST_CASE("BinaryFuseFilter: batches shorter than the distance or ending at a ch
         mixed.push_back(keys[i]);
         mixed.push_back(absent[i]);
     }
-    const size_t chunk = kHashChunk;
-    const std::vector<size_t> lengths = {0,
-                                         1,
-                                         2,
-                                         3,
-                                         15,
-                                         16,
-                                         17,
-                                         63,
-                                         64,
-                                         65,
-                                         chunk - 1,
-                                         chunk,
-                                         chunk + 1,
-                                         chunk + 16,
-                                         2 * chunk - 3,
-                                         2 * chunk,
-                                         2 * chunk + 17,
-                                         mixed.size()};
+    // Around the distances 1, 32 (the default) and 63, and the edges of
+    // the first two chunks of kHashChunk = 256 keys.
+    static_assert(kHashChunk == 256, "the lengths below straddle 256-key chunk edges");
+    const std::vector<size_t> lengths = {0,  1,  2,   3,   15,  16,  17,  31,  32,  33,  63,
+                                         64, 65, 255, 256, 257, 288, 509, 512, 545, 1200};
+    REQUIRE(mixed.size() == 1200);
     for (uint32_t bits : {8u, 16u}) {
         const BinaryFuseFilter f = build_from(keys, bits, 5);
         size_t mismatches = 0, overwritten = 0, found = 0;

@@ -55,6 +55,14 @@ namespace bloomkit {
 // so 100 failures mean something other than bad luck.
 constexpr unsigned kBinaryFuseMaxAttempts = 100;
 
+// How many keys ahead a batch lookup prefetches (BinaryFuseFilter::
+// contains_many_as): twice the other batch loops' distance (prefetch.hpp),
+// as for the blocked Bloom layouts (batch_probe.hpp). At 1e7 keys on epyc2,
+// 8-bit cells ran 8.9-9.0 ns/key at 16-32 keys (10.7 at 2); 16-bit cells,
+// twice the array, 12.7 at 16 and 12.0 at 32
+// (results/2026-11-26-fuse-lookup-tuning-*-epyc2.md).
+constexpr size_t kFuseLookupDistance = 2 * kPrefetchDistance;
+
 // Raised when no seed peels the key set (BinaryFuseFilter::build).
 class BuildError : public std::runtime_error {
   public:
@@ -180,7 +188,8 @@ class BinaryFuseFilter {
     // The batch lookup for cells of type Cell (uint8_t or uint16_t, the
     // filter's fingerprint_bits; a template argument, not a branch per
     // cell). A chunk of keys is hashed through the one key path
-    // (hash_chunks: for integer keys the AVX2 schedule of keys.hpp), then
+    // (for_each_hash, as hash_chunks does: for integer keys the AVX2
+    // schedule of keys.hpp), keeping the 64-bit h1 the filter uses, then
     // one loop over the chunk computes key i's cells and fingerprint,
     // prefetches its three cells, and checks key i - Distance, whose cells
     // went into a small ring when they were computed (LookupRing). The ring
@@ -192,11 +201,11 @@ class BinaryFuseFilter {
     // time) those lines cost ~4.5 ns/key even when nothing else runs
     // (prefetches alone, three per key), and the machine overlaps little of
     // them with arithmetic: planning every key of a chunk first and reading
-    // the cells in a second pass added the two, 10.1 ns/key, where one pass
-    // computing, prefetching and checking takes 8.3 (split_block: 6.7).
-    // Distance 16 (48 lines in flight) was at or near the best of 4-32
-    // (benchmarks/fuse_lookup_tuning.cpp).
-    template <class Cell, size_t Distance = kPrefetchDistance, size_t Chunk = kHashChunk, class Keys>
+    // the cells in a second pass added the two, 10.8 ns/key, where one pass
+    // computing, prefetching and checking takes 9.0 (split_block: 7.6).
+    // The distance is kFuseLookupDistance; Distance and Chunk are
+    // parameters only so benchmarks/fuse_lookup_tuning.cpp can sweep them.
+    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
         static_assert(Distance > 0 && Distance < LookupRing<Cell>::kSlots, "the ring holds the keys in flight");
