@@ -58,9 +58,9 @@ constexpr unsigned kBinaryFuseMaxAttempts = 100;
 // How many keys ahead a batch lookup prefetches (BinaryFuseFilter::
 // contains_many_as): twice the other batch loops' distance (prefetch.hpp),
 // as for the blocked Bloom layouts (batch_probe.hpp). At 1e7 keys on epyc2,
-// 8-bit cells ran 8.9-9.0 ns/key at 16-32 keys (10.7 at 2); 16-bit cells,
-// twice the array, 12.7 at 16 and 12.0 at 32
-// (results/2026-11-26-fuse-lookup-tuning-*-epyc2.md).
+// 8-bit cells ran within 5 % of one another from 6 to 32 keys (9.5 ns/key
+// at 2); 16-bit cells, twice the array, 12.5 at 16 and 11.4 at 32
+// (results/2026-11-26-fuse-lookup-tuning-ad2fbf4-epyc2.md).
 constexpr size_t kFuseLookupDistance = 2 * kPrefetchDistance;
 
 // Raised when no seed peels the key set (BinaryFuseFilter::build).
@@ -198,11 +198,11 @@ class BinaryFuseFilter {
     //
     // A key's cells are in three segments, so three cache lines per key
     // where split_block reads one. On epyc2 (1e7 keys, 11.3 MB, thread CPU
-    // time) those lines cost ~4.5 ns/key even when nothing else runs
-    // (prefetches alone, three per key), and the machine overlaps little of
-    // them with arithmetic: planning every key of a chunk first and reading
-    // the cells in a second pass added the two, 10.8 ns/key, where one pass
-    // computing, prefetching and checking takes 9.0 (split_block: 7.6).
+    // time) the three prefetches alone take 5.3 ns/key and the hashing and
+    // placing alone 4.9, and the core overlaps them only within one loop:
+    // planning every key of a chunk first and reading the cells in a second
+    // pass took 9.8-10.8 ns/key, one pass computing, prefetching and
+    // checking 8.8-9.0 (split_block: 6.6-7.6).
     // The distance is kFuseLookupDistance; Distance and Chunk are
     // parameters only so benchmarks/fuse_lookup_tuning.cpp can sweep them.
     template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, class Keys>
