@@ -74,16 +74,18 @@ cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$repo/README.md"
 mkdir -p "$work/cpp" && cp -r "$repo/cpp/include" "$work/cpp/"
 cd "$work"
 "$py" -c 'import pathlib, bloomkit; p = pathlib.Path(bloomkit.__file__).resolve(); assert "site-packages" in p.parts, p'
+# pytest's result line and every failing test's name (-ra), without the progress dots.
+summary() { grep -E '^(FAILED|ERROR) |[0-9]+ (passed|failed)'; }
 start=$(date +%s)
 if [ "$level" = full ]; then
-    BLOOMKIT_REQUIRE_INTEGRATION=1 "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | tail -3
+    BLOOMKIT_REQUIRE_INTEGRATION=1 "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | summary
 elif [ "$level" = threads ]; then
     "$py" -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is on"; import bloomkit; assert not sys._is_gil_enabled(), "importing bloomkit turned the GIL on"'
     env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
-        "${THREAD_TESTS[@]/#/tests/}" | tail -3
+        "${THREAD_TESTS[@]/#/tests/}" | summary
 else
     env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
-        "${FAST_TESTS[@]/#/tests/}" | tail -3
+        "${FAST_TESTS[@]/#/tests/}" | summary
 fi
 echo "   [$version] tests ($level): $(($(date +%s) - start)) s"
 
