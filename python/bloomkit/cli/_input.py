@@ -33,22 +33,36 @@ from ._errors import CliError, os_message
 from ._readahead import ReadAhead
 
 
+def _zstd_frame_decompressor():
+    """A factory of one-frame zstd decompressors (``decompress``, ``eof``, ``unused_data``).
+
+    CPython 3.14+ has one in the standard library (``compression.zstd``, PEP 784),
+    so ``zstandard`` is a dependency only below 3.14 (pyproject.toml): on a new
+    CPython it has no wheel yet and would be compiled from source at install.
+    """
+    if sys.version_info >= (3, 14):
+        from compression import zstd
+
+        return zstd.ZstdDecompressor
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompressobj
+
+
 class _ZstdReader:
     """A zstd stream of any number of frames, read like a file (``read``/``read1``).
 
     zstandard's own ``stream_reader`` returns a truncated stream's data
-    without an error; feeding a ``decompressobj`` and checking that the last
-    frame reached its end (``eof``) makes truncation an ``EOFError``, as
-    gzip, xz and bzip2 report it.
+    without an error; feeding one single-frame decompressor per frame and
+    checking that the last frame reached its end (``eof``) makes truncation an
+    ``EOFError``, as gzip, xz and bzip2 report it.
     """
 
     _CHUNK = 1 << 16
 
     def __init__(self, raw):
-        import zstandard
-
         self._raw = raw
-        self._new_frame = zstandard.ZstdDecompressor().decompressobj
+        self._new_frame = _zstd_frame_decompressor()
         self._frame = self._new_frame()
         self._in_frame = False  # bytes of the current frame have been fed
         self._pieces = []
@@ -124,6 +138,10 @@ def _lzma_alone_reader(raw):
 
 
 def _zstd_errors() -> tuple:
+    if sys.version_info >= (3, 14):
+        from compression import zstd
+
+        return (zstd.ZstdError,)
     try:
         import zstandard
     except ImportError:

@@ -2,10 +2,11 @@
 
 ``zcat FILE | bloomkit dedup`` decompresses in a second process while bloomkit
 hashes; ``bloomkit dedup FILE`` decompressing on the same thread added the two
-(benchmarks/results/). zlib, lzma, bz2 and zstandard release the GIL while
-they decompress, so one reader thread filling a bounded queue gives the same
-overlap without a second process. At most ``depth`` blocks wait in the queue:
-memory stays bounded by ``depth * block_size`` whatever the file's size.
+(benchmarks/results/). zlib, lzma, bz2 and both zstd decompressors (zstandard;
+compression.zstd from 3.14) release the GIL while they decompress, so one
+reader thread filling a bounded queue gives the same overlap without a second
+process. At most ``depth`` blocks wait in the queue: memory stays bounded by
+``depth * block_size`` whatever the file's size.
 """
 
 from __future__ import annotations
