@@ -16,7 +16,8 @@ different file) and the rest in none. Compared in one run:
   filters);
 * reading each file's ``id`` column with ``pyarrow.orc`` and ``pc.is_in``.
 
-The exact answer (the ``--present`` files) is printed beside each result,
+The routes run in ``--repeats`` interleaved rounds and each route's best
+round is reported. The exact answer (the ``--present`` files) is printed beside each result,
 and each route's process CPU time (all its threads) beside its wall time:
 on a shared machine the wall-time ratio moves with the load (bloomkit's
 second thread is worth less when other processes hold the cores), the CPU
@@ -84,6 +85,7 @@ def main():
         "--compression", default="zlib", help="the files' codec (pyarrow's default is uncompressed; Hive's ZLIB)"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds; each route's best is reported")
     args = parser.parse_args()
 
     import pyarrow as pa
@@ -112,28 +114,38 @@ def main():
             f"{args.keys:,} ids asked, {args.present} present (in {len(exact)} files)\n"
         )
 
-        results = []
-        t, cpu, found = timed_with_cpu(lambda: bloomkit.orc.candidates(paths, "id", keys))
-        results.append(("bloomkit.orc.candidates", t, cpu, len({p for p, _ in found})))
-        assert set(exact) <= {p for p, _ in found}, "bloomkit missed a file holding a key"
-
         dataset = ds.dataset(paths, format="orc")
         key_array = pa.array(keys)
+
+        def ours():
+            found = bloomkit.orc.candidates(paths, "id", keys)
+            assert set(exact) <= {p for p, _ in found}, "bloomkit missed a file holding a key"
+            return {p for p, _ in found}
 
         def pyarrow_scan():
             wanted = pc.field("id").isin(key_array)
             return {fragment.path for fragment in dataset.get_fragments() if fragment.count_rows(filter=wanted) > 0}
-
-        t, cpu, files = timed_with_cpu(pyarrow_scan)
-        results.append(("pyarrow ORC dataset scan, id in ids", t, cpu, len(files)))
 
         def column_reads():
             return {
                 p for p in paths if pc.any(pc.is_in(pyarrow.orc.read_table(p, columns=["id"])["id"], key_array)).as_py()
             }
 
-        t, cpu, files = timed_with_cpu(column_reads)
-        results.append(("pyarrow.orc.read_table + is_in per file", t, cpu, len(files)))
+        routes = [
+            ("bloomkit.orc.candidates", ours),
+            ("pyarrow ORC dataset scan, id in ids", pyarrow_scan),
+            ("pyarrow.orc.read_table + is_in per file", column_reads),
+        ]
+        # Rounds interleave the routes, so a burst of load on this shared
+        # machine hits every route alike; each route's best round is kept.
+        best = {name: (float("inf"), 0.0, 0) for name, _ in routes}
+        for _ in range(args.repeats):
+            for name, fn in routes:
+                t, cpu, files = timed_with_cpu(fn)
+                if t < best[name][0]:
+                    best[name] = (t, cpu, len(files))
+        results = [(name, *best[name]) for name, _ in routes]
+        print(f"best of {args.repeats} interleaved rounds per route\n")
 
         ours, our_cpu = results[0][1], results[0][2]
         fastest = min(results[1:], key=lambda r: r[1])
