@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <bloomkit/erased_keys.hpp>
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
 #include <bloomkit/row_keys.hpp>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -191,17 +193,41 @@ class KeyBatch {
 
     size_t size() const { return count_; }
 
-    // Calls f(key_source) with the concrete core key source; for a keyed
-    // filter, sources read in place are wrapped once per batch
-    // (KeyHashing::visit_source) and Python objects are hashed keyed.
+    // Calls f(key_source) with a core key source; for a keyed filter,
+    // sources read in place are wrapped once per batch
+    // (KeyHashing::visit_source) and Python objects are hashed keyed. Only
+    // an unkeyed 64-bit integer array reaches f as its own type (the
+    // two-thread insert hashes it straight into its ring, parallel.hpp);
+    // every other source as an ErasedKeys, so each filter's batch loops are
+    // compiled for two source types, not twenty (bloomkit/erased_keys.hpp,
+    // docs/decisions.md "One source build").
     template <class F>
     void visit(F&& f) const {
+        visit_concrete([&](const auto& source) {
+            using Source = std::decay_t<decltype(source)>;
+            if constexpr (kDirectSource<Source>)
+                f(source);
+            else
+                f(bloomkit::ErasedKeys(source));
+        });
+    }
+
+  private:
+    template <class Source>
+    static constexpr bool kDirectSource = std::is_same<Source, bloomkit::IntegerKeys<uint64_t>>::value;
+
+    // visit() with every source as its own type: what a RowKeys column
+    // keeps (ErasedKeys only views a source that lives for the call).
+    template <class F>
+    void visit_concrete(F&& f) const {
         auto pass = [&](auto keys) { hashing_.visit_source(std::move(keys), f); };
         switch (kind_) {
             case Kind::Int8: return pass(ints<int8_t>());
             case Kind::Int16: return pass(ints<int16_t>());
             case Kind::Int32: return pass(ints<int32_t>());
-            case Kind::Int64: return pass(ints<int64_t>());
+            // An int64's key is its 8 bytes (two's complement), as a uint64's:
+            // one source type for both.
+            case Kind::Int64: return pass(ints<uint64_t>());
             case Kind::UInt8: return pass(ints<uint8_t>());
             case Kind::UInt16: return pass(ints<uint16_t>());
             case Kind::UInt32: return pass(ints<uint32_t>());
@@ -222,7 +248,6 @@ class KeyBatch {
         }
     }
 
-  private:
     enum class Kind {
         Int8,
         Int16,
