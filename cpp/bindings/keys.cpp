@@ -661,6 +661,10 @@ void KeyBatch::from_rows(const RowBatch& rows) {
     kind_ = Kind::Rows;
 }
 
+void KeyBatch::visit_erased(void (*call)(void*, const bloomkit::ErasedKeys&), void* context) const {
+    visit_concrete([&](const auto& source) { call(context, bloomkit::ErasedKeys(source)); });
+}
+
 bloomkit::RowKeys KeyBatch::row_keys() const {
     std::vector<std::unique_ptr<bloomkit::ColumnDigests>> sources;
     sources.reserve(columns_.size());

@@ -198,26 +198,26 @@ class KeyBatch {
     // (KeyHashing::visit_source) and Python objects are hashed keyed. Only
     // an unkeyed 64-bit integer array reaches f as its own type (the
     // two-thread insert hashes it straight into its ring, parallel.hpp);
-    // every other source as an ErasedKeys, so each filter's batch loops are
-    // compiled for two source types, not twenty (bloomkit/erased_keys.hpp,
-    // docs/decisions.md "One source build").
+    // every other source as an ErasedKeys built in keys.cpp, so each
+    // filter's batch loops are compiled for two source types, not twenty,
+    // and the sources' own hashing loops once, in keys.cpp
+    // (bloomkit/erased_keys.hpp, docs/decisions.md "One source build").
     template <class F>
     void visit(F&& f) const {
-        visit_concrete([&](const auto& source) {
-            using Source = std::decay_t<decltype(source)>;
-            if constexpr (kDirectSource<Source>)
-                f(source);
-            else
-                f(bloomkit::ErasedKeys(source));
-        });
+        using Call = std::remove_reference_t<F>;
+        if ((kind_ == Kind::Int64 || kind_ == Kind::UInt64) && !hashing_.keyed()) return f(ints<uint64_t>());
+        visit_erased([](void* call, const bloomkit::ErasedKeys& keys) { (*static_cast<Call*>(call))(keys); },
+                     const_cast<void*>(static_cast<const void*>(&f)));
     }
 
   private:
-    template <class Source>
-    static constexpr bool kDirectSource = std::is_same<Source, bloomkit::IntegerKeys<uint64_t>>::value;
+    // visit() of every source but an unkeyed 64-bit integer array:
+    // call(context, keys) with the source erased.
+    void visit_erased(void (*call)(void*, const bloomkit::ErasedKeys&), void* context) const;
 
-    // visit() with every source as its own type: what a RowKeys column
-    // keeps (ErasedKeys only views a source that lives for the call).
+    // Calls f(key_source) with every source as its own type (keys.cpp
+    // only): what visit_erased erases, and what a RowKeys column keeps
+    // (ErasedKeys only views a source that lives for the call).
     template <class F>
     void visit_concrete(F&& f) const {
         auto pass = [&](auto keys) { hashing_.visit_source(std::move(keys), f); };
