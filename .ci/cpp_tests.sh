@@ -35,6 +35,13 @@ for compiler in g++ clang++; do
         done
         echo "   $compiler (portable=$portable): $(ls cpp/include/bloomkit/*.hpp | wc -l) headers clean"
     done
+    # The headers that need zlib (bloomkit/zlib/, outside the glob above).
+    need_package /usr/include/zlib.h zlib1g-dev
+    for header in cpp/include/bloomkit/zlib/*.hpp; do
+        printf '#include <bloomkit/zlib/%s>\nint main() { return 0; }\n' "$(basename "$header")" >"$build/one_header.cpp"
+        "$compiler" -std=c++17 -Wall -Wextra -Wpedantic -Werror -O1 -Icpp/include -fsyntax-only "$build/one_header.cpp" ||
+            { echo "FAIL: $header with $compiler"; exit 1; }
+    done
 done
 
 # The same headers for Windows (mingw-w64's g++): every POSIX call and

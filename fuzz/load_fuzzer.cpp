@@ -29,6 +29,9 @@
 #include <bloomkit/orc_bloom.hpp>
 #include <bloomkit/orc_file_skip.hpp>
 #include <bloomkit/orc_skip.hpp>
+#if defined(BLOOMKIT_HAVE_ZLIB)
+#include <bloomkit/zlib/orc_inflate.hpp>
+#endif
 #include <bloomkit/parquet_bloom.hpp>
 #include <bloomkit/parquet_footer.hpp>
 #include <bloomkit/parquet_skip.hpp>
@@ -242,7 +245,9 @@ void try_parquet_file(const uint8_t* data, size_t size) {
 
 // The input as a whole ORC file, walked by bloomkit.orc.candidates' reader
 // (orc_file_skip.hpp): it is read completely or left to orc.py, never read
-// past its end, and a file left keeps no candidate. Compressed chunks are
+// past its end, and a file left keeps no candidate. ZLIB chunks are inflated
+// by zlib as the extension does (zlib/orc_inflate.hpp) when the fuzzer is
+// built with it (BLOOMKIT_HAVE_ZLIB, .ci/fuzz.sh); other codecs' chunks are
 // "inflated" by copying (so a compressed file's messages are fuzzed too).
 void try_orc_file(const uint8_t* data, size_t size) {
     const orc::Inflate copy = [](uint32_t, const uint8_t* chunk, size_t n, uint8_t* out, size_t capacity) -> size_t {
@@ -250,10 +255,15 @@ void try_orc_file(const uint8_t* data, size_t size) {
         std::memcpy(out, chunk, n);
         return n;
     };
+#if defined(BLOOMKIT_HAVE_ZLIB)
+    const auto make_inflate = [&] { return orc::inflate_zlib_here(copy); };
+#else
+    const auto make_inflate = [&] { return copy; };
+#endif
     const orc::HashPair pairs[2] = {orc::split(orc::hash_long(1)), orc::split(orc::hash_long(-7))};
     orc::OrcFileSkipper skipper("id", pairs, 2);
     const orc::OrcSkipStop stop = skipper.run(
-        1, 0, [&](size_t) { return std::make_unique<MemoryFile>(data, size); }, copy);
+        1, 0, [&](size_t) { return std::make_unique<MemoryFile>(data, size); }, make_inflate);
     if (stop.kind != orc::OrcSkipStop::kDone && !skipper.candidates().empty()) {
         std::fprintf(stderr, "an ORC file left to orc.py kept candidates\n");
         std::abort();

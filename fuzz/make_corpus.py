@@ -184,7 +184,7 @@ def parquet_filters() -> dict:
         filters[f"parquet-footer-{name}"] = data[-8 - length : -8]
         if name == "flat":
             filters["parquet-file-flat"] = data  # a whole file, as candidates walks it
-    # Whole ORC files with filters on "id", uncompressed and ZLIB (the fuzzer inflates by copying).
+    # Whole ORC files with filters on "id", uncompressed and ZLIB (inflated by zlib, as the extension does).
     import pyarrow.orc
 
     for compression in ("uncompressed", "zlib"):

@@ -288,6 +288,101 @@ def test_a_zlib_chunk_inflating_past_the_block_size_is_refused(tmp_path):
         bo.read_bloom_filters(io.BytesIO(data), "id")
 
 
+def _footer_message() -> bytes:
+    """A Footer of no stripes whose schema is a struct with one long column, "id"."""
+
+    def message(number: int, value: bytes) -> bytes:
+        return _varint(number << 3 | 2) + _varint(len(value)) + value
+
+    root = _varint(1 << 3) + _varint(12) + message(2, b"\x01") + message(3, b"id")  # STRUCT, subtype 1, "id"
+    long_type = _varint(1 << 3) + _varint(4)  # LONG
+    return message(4, root) + message(4, long_type)
+
+
+def _file_with_zlib_footer(body: bytes, block_size: int) -> bytes:
+    """An ORC file whose Footer is one compressed chunk holding ``body``."""
+    chunk = (len(body) << 1).to_bytes(3, "little") + body
+    return b"ORC" + chunk + postscript((1, len(chunk)), (2, 1), (3, block_size))
+
+
+@pytest.mark.parametrize(
+    ("case", "body", "block", "why"),
+    [
+        ("whole stream", "deflate", None, None),
+        ("exactly the block size", "deflate", 0, None),
+        ("bytes after the stream's end", "deflate+junk", None, None),
+        ("one byte past the block size", "deflate", -1, "is truncated or larger than the block size"),
+        ("cut short", "deflate-cut", None, "is truncated or larger than the block size"),
+        ("corrupt", "garbage", None, r"is corrupt \(Error -3 while decompressing data"),
+        ("empty", "empty", None, "is truncated or larger than the block size"),
+        ("zlib-wrapped, not raw", "wrapped", None, r"is corrupt \(Error -3"),
+    ],
+)
+def test_zlib_chunks_on_disk_answer_as_the_python_reader(tmp_path, case, body, block, why):
+    """ZLIB chunks the core inflates (bloomkit/zlib/raw_deflate.hpp) are accepted and refused exactly as orc.py's."""
+    import zlib
+
+    footer = _footer_message()
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15)
+    stream = deflate.compress(footer) + deflate.flush()
+    chunk_body = {
+        "deflate": stream,
+        "deflate+junk": stream + b"\x07\xff trailing",
+        "deflate-cut": stream[:-2],
+        "garbage": b"\xff" * 16,
+        "empty": b"",
+        "wrapped": zlib.compress(footer),
+    }[body]
+    block_size = 1 << 16 if block is None else len(footer) + block
+    data = _file_with_zlib_footer(chunk_body, block_size)
+    path = tmp_path / "f.orc"
+    path.write_bytes(data)
+    keys = [1, 2, 3]
+    if why is None:
+        assert bo.candidates([path], "id", keys) == [] == bo.candidates([io.BytesIO(data)], "id", keys)
+    else:
+        messages = []
+        for source in (path, io.BytesIO(data)):
+            with pytest.raises(ValueError, match=f"not a readable ORC file: a ZLIB chunk of the Footer {why}") as error:
+                bo.candidates([source], "id", keys)
+            messages.append(str(error.value).replace(str(path), "<file>").replace(repr(source), "<file>"))
+        assert messages[0] == messages[1]
+    # Whether the core read the file itself (no chunk handed to Python's inflater) or left it to orc.py.
+    core = bo._core.OrcSkipCore("id", np.zeros((1, 2), dtype=np.int32))
+    handed = []
+    kind, _ = core._run([os.fsencode(path)], 0, lambda *chunk: handed.append(chunk) or b"")
+    if core._inflates_zlib:
+        assert (kind, handed) == ((0, []) if why is None else (1, []))
+    else:
+        assert len(handed) == 1
+
+
+def test_zlib_files_are_walked_without_python_and_other_codecs_through_it(tmp_path):
+    """With zlib in the extension no ZLIB chunk is handed to Python (the GIL stays released); SNAPPY's are."""
+    if not bo._core.OrcSkipCore._inflates_zlib:
+        pytest.skip("the extension was built without zlib: ZLIB chunks go to Python's zlib module")
+    paths = [os.fsencode(write(tmp_path / "zlib.orc", "zlib", columns=["id"]))] * 20  # two threads
+    keys = TABLE["id"].to_pylist()[:: ROWS // 3]
+    pairs = np.ascontiguousarray(np.concatenate(OrcBloomFilter(1, 0.5)._key_batches(keys)))
+    handed = []
+
+    def inflate(compression, chunk, block_size):
+        handed.append(compression)
+        return bo._inflate_for_core(compression, chunk, block_size)
+
+    core = bo._core.OrcSkipCore("id", pairs)
+    assert core._run(paths, 0, inflate) == (0, 0)  # walked to the end
+    assert handed == []
+    with open(paths[0], "rb") as handle:
+        expected = [stripe for _, stripe in bo.candidates([handle], "id", keys)]
+    assert [tuple(p) for p in core._candidates.tolist()] == [(i, s) for i in range(20) for s in expected]
+    pytest.importorskip("cramjam")
+    snappy = os.fsencode(write(tmp_path / "snappy.orc", "snappy", columns=["id"]))
+    core = bo._core.OrcSkipCore("id", pairs)
+    assert core._run([snappy], 0, inflate)[0] == 0
+    assert handed and set(handed) == {2}  # SNAPPY chunks, through Python
+
+
 # -- written by Spark (ORC's Java writer) -------------------------------------
 @pytest.fixture(scope="module")
 def spark_orc_dir(tmp_path_factory):

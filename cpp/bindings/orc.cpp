@@ -8,6 +8,9 @@
 #include <bloomkit/orc_bloom.hpp>
 #include <bloomkit/orc_file_skip.hpp>
 #include <bloomkit/orc_skip.hpp>
+#if defined(BLOOMKIT_HAVE_ZLIB)
+#include <bloomkit/zlib/orc_inflate.hpp>
+#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -217,9 +220,11 @@ void bind_orc(py::module_& m) {
     walker.def(
         "_run",
         [](orc::OrcFileSkipper& self, const std::vector<std::string>& paths, size_t start, py::object inflate) {
-            // A compressed chunk goes to Python's inflater (bloomkit/orc.py) under
-            // the GIL; whatever it raises leaves the file to orc.py's own reader,
-            // which raises it again with the file named.
+            // A ZLIB chunk is inflated in the core when the extension was built
+            // with zlib (BLOOMKIT_HAVE_ZLIB), on the walking thread with the GIL
+            // released; any other compressed chunk goes to Python's inflater
+            // (bloomkit/orc.py) under the GIL. A chunk either refuses leaves the
+            // file to orc.py's own reader, which raises why with the file named.
             const orc::Inflate call = [&](uint32_t compression, const uint8_t* chunk, size_t size, uint8_t* out,
                                           size_t capacity) -> size_t {
                 py::gil_scoped_acquire gil;
@@ -234,14 +239,26 @@ void bind_orc(py::module_& m) {
                     throw orc::ReadElsewhere{};
                 }
             };
+#if defined(BLOOMKIT_HAVE_ZLIB)
+            const auto make_inflate = [&] { return orc::inflate_zlib_here(call); };
+#else
+            const auto make_inflate = [&] { return call; };
+#endif
             const orc::OrcSkipStop stop = AccessGuard::without_gil([&] {
                 return self.run(
-                    paths.size(), start, [&](size_t i) { return std::make_unique<bloomkit::FdFile>(paths[i]); }, call);
+                    paths.size(), start, [&](size_t i) { return std::make_unique<bloomkit::FdFile>(paths[i]); },
+                    make_inflate);
             });
             return py::make_tuple(static_cast<int>(stop.kind), stop.file);
         },
         py::arg("paths"), py::arg("start"), py::arg("inflate"),
         "(kind, file): the walk over paths[start:] ended (0) or stopped at a file to read elsewhere (1).");
+    // Whether ZLIB chunks are inflated in the core (the extension found zlib when it was built).
+#if defined(BLOOMKIT_HAVE_ZLIB)
+    walker.attr("_inflates_zlib") = true;
+#else
+    walker.attr("_inflates_zlib") = false;
+#endif
     walker.def_property_readonly("_candidates",
                                  [](const orc::OrcFileSkipper& self) { return pairs_array(self.candidates()); });
 }

@@ -4,7 +4,7 @@
 # re-exported below under their _core names, a list generated from the type
 # registry (tests/typing/stub_lists.py).
 from collections.abc import Callable
-from typing import Any, type_check_only
+from typing import Any, ClassVar, type_check_only
 
 import numpy as np
 import numpy.typing as npt
@@ -114,6 +114,7 @@ class OrcKeyProbes(metaclass=_Pybind11Type):
 class OrcSkipCore(metaclass=_Pybind11Type):
     # One orc.candidates() call's walk over local ORC files
     # (cpp/include/bloomkit/orc_file_skip.hpp).
+    _inflates_zlib: ClassVar[bool]
     def __init__(self, column: str, pairs: npt.ArrayLike) -> None: ...
     def _run(self, paths: list[bytes], start: int, inflate: Callable[[int, bytes, int], bytes]) -> tuple[int, int]: ...
     @property

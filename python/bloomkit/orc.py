@@ -147,7 +147,11 @@ def _candidates_of_paths(paths: list, column: str, pairs, probes) -> list:
 
 
 def _inflate_for_core(compression: int, chunk: bytes, block_size: int) -> bytes:
-    """The core's inflater of one chunk (any exception leaves the file to _OrcFile)."""
+    """The core's inflater of one chunk (any exception leaves the file to _OrcFile).
+
+    The core inflates ZLIB chunks itself when the extension links zlib
+    (``_core.OrcSkipCore._inflates_zlib``); then only SNAPPY, LZ4 and ZSTD come here.
+    """
     return _inflate_chunk(_COMPRESSION[compression], chunk, block_size, "chunk", "")
 
 

@@ -9,7 +9,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#if defined(BLOOMKIT_HAVE_ZLIB)
+#include <zlib.h>
+#endif
 
 namespace bloomkit_test {
 
@@ -59,5 +64,23 @@ void require_walk_equals_index(const Keys& keys, size_t first, size_t count, uin
         REQUIRE(digests[j].h2 == expected.h2);
     }
 }
+
+#if defined(BLOOMKIT_HAVE_ZLIB)
+// `data` as a raw deflate stream (zlib's deflate, windowBits -15), as ORC's writers make it.
+inline std::vector<uint8_t> deflate_raw(const std::vector<uint8_t>& data, int level = 6) {
+    z_stream s;
+    std::memset(&s, 0, sizeof s);
+    REQUIRE(deflateInit2(&s, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    std::vector<uint8_t> out(deflateBound(&s, static_cast<uLong>(data.size())));
+    s.next_in = const_cast<Bytef*>(data.data());
+    s.avail_in = static_cast<uInt>(data.size());
+    s.next_out = out.data();
+    s.avail_out = static_cast<uInt>(out.size());
+    REQUIRE(deflate(&s, Z_FINISH) == Z_STREAM_END);
+    out.resize(out.size() - s.avail_out);
+    deflateEnd(&s);
+    return out;
+}
+#endif
 
 }  // namespace bloomkit_test

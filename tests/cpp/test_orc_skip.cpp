@@ -10,8 +10,13 @@
 #include <bloomkit/orc_skip.hpp>
 #include <bloomkit/positional_file.hpp>
 #include <bloomkit/protobuf_wire.hpp>
+#if defined(BLOOMKIT_HAVE_ZLIB)
+#include <bloomkit/zlib/orc_inflate.hpp>
+#endif
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -72,12 +77,26 @@ void put_bytes(std::vector<uint8_t>& out, uint32_t field, const std::vector<uint
     out.insert(out.end(), value.begin(), value.end());
 }
 
-// An uncompressed ORC file as ORC's writer lays it out: one stripe whose
-// index area is the BLOOM_FILTER_UTF8 stream of column 1 ("id", a long),
-// holding `filter` as its one stride's filter; no data, no metadata.
-std::vector<uint8_t> orc_file(const OrcBloomFilter& filter) {
+// A part of an ORC file as stored: as is, or with `compress` given, one
+// compressed chunk (3-byte header: length << 1, the is-original bit clear).
+using Compress = std::vector<uint8_t> (*)(const std::vector<uint8_t>&, int);
+std::vector<uint8_t> stored(const std::vector<uint8_t>& part, Compress compress) {
+    if (compress == nullptr) return part;
+    const std::vector<uint8_t> body = compress(part, 6);
+    std::vector<uint8_t> chunk = {static_cast<uint8_t>(body.size() << 1), static_cast<uint8_t>(body.size() >> 7),
+                                  static_cast<uint8_t>(body.size() >> 15)};
+    chunk.insert(chunk.end(), body.begin(), body.end());
+    return chunk;
+}
+
+// An ORC file as ORC's writer lays it out: one stripe whose index area is
+// the BLOOM_FILTER_UTF8 stream of column 1 ("id", a long), holding `filter`
+// as its one stride's filter; no data, no metadata. Uncompressed, or ZLIB
+// with `compress` (a raw deflate) and a block of `block_size` bytes.
+std::vector<uint8_t> orc_file(const OrcBloomFilter& filter, Compress compress = nullptr, uint64_t block_size = 262144) {
     std::vector<uint8_t> index;
     put_bytes(index, 1, filter.serialize());
+    index = stored(index, compress);
     std::vector<uint8_t> stream, encoding, stripe_footer;
     put_number(stream, 1, 8);  // kind BLOOM_FILTER_UTF8
     put_number(stream, 2, 1);  // column
@@ -86,6 +105,7 @@ std::vector<uint8_t> orc_file(const OrcBloomFilter& filter) {
     put_number(encoding, 1, 0);  // DIRECT
     put_bytes(stripe_footer, 2, encoding);
     put_bytes(stripe_footer, 2, encoding);
+    stripe_footer = stored(stripe_footer, compress);
     std::vector<uint8_t> file = {'O', 'R', 'C'};
     file.insert(file.end(), index.begin(), index.end());
     file.insert(file.end(), stripe_footer.begin(), stripe_footer.end());
@@ -103,10 +123,11 @@ std::vector<uint8_t> orc_file(const OrcBloomFilter& filter) {
     put_bytes(footer, 4, root);
     put_bytes(footer, 4, id_type);
     put_number(footer, 8, 10000);
+    footer = stored(footer, compress);
     file.insert(file.end(), footer.begin(), footer.end());
     put_number(postscript, 1, footer.size());
-    put_number(postscript, 2, 0);  // NONE
-    put_number(postscript, 3, 262144);
+    put_number(postscript, 2, compress == nullptr ? 0 : 1);  // NONE or ZLIB
+    put_number(postscript, 3, block_size);
     put_number(postscript, 6, 9);
     put_bytes(postscript, 8000, {'O', 'R', 'C'});
     file.insert(file.end(), postscript.begin(), postscript.end());
@@ -114,11 +135,14 @@ std::vector<uint8_t> orc_file(const OrcBloomFilter& filter) {
     return file;
 }
 
-OrcSkipStop walk(OrcFileSkipper& skipper, const std::vector<std::vector<uint8_t>>& files) {
-    const Inflate refuse = [](uint32_t, const uint8_t*, size_t, uint8_t*, size_t) -> size_t { throw ReadElsewhere{}; };
+const Inflate refuse = [](uint32_t, const uint8_t*, size_t, uint8_t*, size_t) -> size_t { throw ReadElsewhere{}; };
+
+OrcSkipStop walk(
+    OrcFileSkipper& skipper, const std::vector<std::vector<uint8_t>>& files,
+    const std::function<Inflate()>& make_inflate = [] { return refuse; }) {
     return skipper.run(
         files.size(), 0, [&](size_t i) { return std::make_unique<MemoryFile>(files[i].data(), files[i].size()); },
-        refuse);
+        make_inflate);
 }
 
 }  // namespace
@@ -190,3 +214,67 @@ TEST_CASE("ORC file skipping: many files on two threads keep file order and stop
         CHECK(stopped.candidates() == before);
     }
 }
+
+#if defined(BLOOMKIT_HAVE_ZLIB)
+TEST_CASE("ORC file skipping: ZLIB files are inflated by zlib on the walking threads, other codecs by the caller") {
+    OrcBloomFilter holding(4, 32), other(4, 32);
+    holding.add(split(hash_long(42)));
+    other.add(split(hash_long(43)));
+    const HashPair key = split(hash_long(42));
+    std::vector<std::vector<uint8_t>> files;
+    std::vector<OrcCandidate> expected;
+    for (size_t i = 0; i < 40; ++i) {  // enough for two threads
+        files.push_back(orc_file(i % 3 == 0 ? holding : other, bloomkit_test::deflate_raw));
+        if (i % 3 == 0) expected.emplace_back(i, 0);
+    }
+    std::atomic<int> made{0}, called{0};
+    const auto counting = [&] {
+        made += 1;
+        return inflate_zlib_here([&](uint32_t, const uint8_t*, size_t, uint8_t*, size_t) -> size_t {
+            called += 1;
+            throw ReadElsewhere{};
+        });
+    };
+    OrcFileSkipper skipper("id", &key, 1);
+    CHECK(walk(skipper, files, counting).kind == OrcSkipStop::kDone);
+    CHECK(skipper.candidates() == expected);
+    CHECK(called == 0);  // no ZLIB chunk reached the caller's inflater
+    CHECK(made >= 1);
+    // Without zlib (the caller's inflater refuses every chunk) each file is left to orc.py.
+    OrcFileSkipper refused("id", &key, 1);
+    CHECK(walk(refused, files).kind == OrcSkipStop::kReadElsewhere);
+    // Another codec's chunk goes to the caller's inflater.
+    std::vector<uint8_t> snappy = files[0];
+    const size_t ps_length = snappy.back();
+    const size_t at = snappy.size() - 1 - ps_length;  // the PostScript: fields 1 (footer_length), then 2
+    REQUIRE(snappy[at + 2] == (2 << 3));
+    REQUIRE(snappy[at + 3] == 1);
+    snappy[at + 3] = 2;  // SNAPPY
+    called = 0;
+    OrcFileSkipper other_codec("id", &key, 1);
+    const OrcSkipStop stop = walk(other_codec, {snappy}, counting);
+    CHECK(stop.kind == OrcSkipStop::kReadElsewhere);
+    CHECK(called == 1);
+    // A footer that inflates past the block size, a corrupt or cut chunk:
+    // the file is left to orc.py, with no candidate kept.
+    const std::vector<uint8_t> good = orc_file(holding, bloomkit_test::deflate_raw);
+    OrcFileSkipper exact("id", &key, 1);
+    CHECK(walk(exact, {good}, counting).kind == OrcSkipStop::kDone);
+    CHECK(exact.candidates() == std::vector<OrcCandidate>{{0, 0}});
+    const std::vector<uint8_t> small_block = orc_file(holding, bloomkit_test::deflate_raw, 16);
+    OrcFileSkipper too_big("id", &key, 1);
+    CHECK(walk(too_big, {small_block}, counting).kind == OrcSkipStop::kReadElsewhere);
+    CHECK(too_big.candidates().empty());
+    size_t left = 0;
+    for (size_t i = 3; i < good.size(); ++i) {
+        std::vector<uint8_t> bad = good;
+        bad[i] ^= 0x20;
+        OrcFileSkipper flipped("id", &key, 1);
+        if (walk(flipped, {bad}, counting).kind == OrcSkipStop::kReadElsewhere) {
+            CHECK(flipped.candidates().empty());
+            ++left;
+        }
+    }
+    CHECK(left > good.size() / 4);  // a flip in a deflate stream mostly breaks it
+}
+#endif

@@ -15,7 +15,8 @@
 //
 // Compressed parts are ORC's chunks (a 3-byte header: length << 1 |
 // is-original) of at most the file's block size; a compressed chunk is
-// handed to the caller's `Inflate` (the core links no codec).
+// handed to the caller's `Inflate`, one per walk thread (this header links
+// no codec; zlib/orc_inflate.hpp inflates ZLIB chunks with zlib).
 #pragma once
 
 #include <cstddef>
@@ -41,7 +42,8 @@ namespace orc {
 enum Compression : uint32_t { kNone = 0, kZlib = 1, kSnappy = 2, kLzo = 3, kLz4 = 4, kZstd = 5 };
 
 // Inflates one compressed chunk into `out` (room for `capacity` bytes, the
-// block size); returns the bytes written. Throws anything to refuse it.
+// block size); returns the bytes written. Throws ReadElsewhere to refuse it.
+// Called by one walk thread only, so it may keep a codec's state.
 using Inflate =
     std::function<size_t(uint32_t compression, const uint8_t* chunk, size_t size, uint8_t* out, size_t capacity)>;
 
@@ -220,16 +222,18 @@ class OrcFileWalk {
             const size_t chunk = header >> 1;
             position += 3;
             if (chunk > size - position) file_detail::elsewhere();
-            const size_t start = out.size();
             if (header & 1) {
                 if (chunk > block_size_) file_detail::elsewhere();
                 out.insert(out.end(), buffer_.begin() + position, buffer_.begin() + position + chunk);
             } else {
-                out.resize(start + block_size_);
+                // Inflated into a block kept for the walk (grown once, never
+                // zero-filled again), then appended: 64 KiB-256 KiB of memset
+                // per chunk otherwise, for a filter stream of about 30 KiB.
+                if (inflated_.size() < block_size_) inflated_.resize(block_size_);
                 const size_t produced =
-                    inflate(compression_, buffer_.data() + position, chunk, out.data() + start, block_size_);
+                    inflate(compression_, buffer_.data() + position, chunk, inflated_.data(), block_size_);
                 if (produced > block_size_) file_detail::elsewhere();
-                out.resize(start + produced);
+                out.insert(out.end(), inflated_.begin(), inflated_.begin() + produced);
             }
             position += chunk;
             // orc.py checks the memory available past 64 MiB; it reads such a part itself.
@@ -385,7 +389,8 @@ class OrcFileWalk {
     bool have_keys_;
     uint32_t compression_ = kNone;
     uint64_t block_size_ = file_detail::kDefaultBlock;
-    std::vector<uint8_t> buffer_;  // the last raw read
+    std::vector<uint8_t> buffer_;    // the last raw read
+    std::vector<uint8_t> inflated_;  // one chunk inflated (up to the block size, at most 16 MiB)
     std::vector<OrcCandidate> candidates_;
 };
 
@@ -393,7 +398,8 @@ class OrcFileWalk {
 // run_on_two_threads, when a helper may start), each with its own buffers
 // and probe positions; one thread for a few files. Stops at the first file
 // in file order that is to be read elsewhere, with the candidates of every
-// file before it.
+// file before it. make_inflate() is called once on each walk thread and
+// gives that thread's Inflate.
 class OrcFileSkipper {
   public:
     static constexpr size_t kMinFilesForTwoThreads = 16;
@@ -403,12 +409,13 @@ class OrcFileSkipper {
 
     const std::vector<OrcCandidate>& candidates() const { return candidates_; }
 
-    template <class OpenFile>
-    OrcSkipStop run(size_t count, size_t start, OpenFile&& open_file, const Inflate& inflate) {
+    template <class OpenFile, class MakeInflate>
+    OrcSkipStop run(size_t count, size_t start, OpenFile&& open_file, MakeInflate&& make_inflate) {
         if (count > start && count - start >= kMinFilesForTwoThreads) {
             const size_t mid = start + (count - start) / 2;
             OrcSkipStop stops[2];
             const bool ran = run_on_two_threads([&](int t) {
+                const Inflate inflate = make_inflate();
                 stops[t] = t == 0 ? lanes_[0].run(mid, start, open_file, inflate)
                                   : lanes_[1].run(count, mid, open_file, inflate);
             });
@@ -422,7 +429,7 @@ class OrcFileSkipper {
                 return stops[1];
             }
         }
-        const OrcSkipStop stop = lanes_[0].run(count, start, open_file, inflate);
+        const OrcSkipStop stop = lanes_[0].run(count, start, open_file, make_inflate());
         take(lanes_[0]);
         return stop;
     }
