@@ -317,3 +317,23 @@ def test_restart_without_persistence_is_a_loss(tmp_path):
             family.member("u").add("x")
         assert connection.dbsize() == 0
         connection.close()
+
+
+def test_the_member_core_refuses_generations_shorter_than_the_geometry(client):
+    # The core reads a generation's bytes in place: a shorter buffer is refused before anything is read.
+    family = RedisFilterFamily(client, "short", 1000, 0.01)
+    core = family._positions
+    whole = bytes(family.nbytes + 16)
+    with pytest.raises(ValueError, match=f"the current generation is 10 bytes, the geometry needs {family.nbytes}$"):
+        core._member_contains_many(["x"], bytes(10), whole)
+    with pytest.raises(ValueError, match=f"the previous generation is {family.nbytes - 1} bytes"):
+        core._member_add_many(["x"], whole, bytes(family.nbytes - 1), family._limit)
+    with pytest.raises(TypeError, match="expected a bytes-like object, got 'int'"):
+        core._member_add_many(["x"], whole, 5, family._limit)
+    found, bits, rotated, fresh, before = core._member_add_many(["x", "y", "x"], whole, b"", family._limit)
+    assert found.tolist() == [False, False, True] and rotated is None and (fresh, before) == (2, 2)
+    assert len(bits) == family.nbytes and core._member_contains_many(["x", "y", "z"], bits, b"").tolist() == [
+        True,
+        True,
+        False,
+    ]

@@ -32,6 +32,7 @@ before anything is allocated from them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -170,23 +171,31 @@ def _round_trip(connection, packed: list) -> list:
     replies are still read, so the connection stays in step), except
     CROSSSLOT, which no retry can cure: it raises ``ValueError``.
     """
-    from redis.exceptions import ResponseError
-
+    response_error = _redis_errors()[0]
     try:
         connection.send_packed_command(packed)
         replies = []
         for _ in packed:
             try:
                 replies.append(connection.read_response())
-            except ResponseError as error:
+            except response_error as error:
                 replies.append(error)
     except BaseException:
         # A reply may be left unread: drop the socket (the next send reconnects).
         connection.disconnect()
         raise
-    if any(isinstance(reply, ResponseError) and _is_cross_slot(reply) for reply in replies):
-        raise ValueError(_CROSS_SLOT_ADVICE)
+    for reply in replies:
+        if isinstance(reply, response_error) and _is_cross_slot(reply):
+            raise ValueError(_CROSS_SLOT_ADVICE)
     return replies
+
+
+@functools.cache
+def _redis_errors() -> tuple:
+    """(ResponseError, NoScriptError) of redis-py, imported once: every round trip needs them (~1 µs an import)."""
+    from redis.exceptions import NoScriptError, ResponseError
+
+    return ResponseError, NoScriptError
 
 
 # Every bloomkit filter in Redis runs scripts and transactions over several
@@ -267,10 +276,9 @@ def _run_script(link, packed: list, script: bytes, sha: bytes) -> list:
     A restarted server has no scripts: the commands it refused with
     NOSCRIPT did nothing, so exactly those are sent again, in order.
     """
-    from redis.exceptions import NoScriptError
-
+    no_script = _redis_errors()[1]
     replies = link.round_trip(packed)
-    again = [i for i, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
+    again = [i for i, reply in enumerate(replies) if isinstance(reply, no_script)]
     if again:
         loaded = link.round_trip([_resp(b"SCRIPT", b"LOAD", script)])[0]
         if isinstance(loaded, Exception):

@@ -44,9 +44,9 @@ expired or was never written is empty, not lost.
 Reads fetch a member's two generations whole (``GET`` of ~1.5 KB each for
 1,000 keys at 1 %) and probe them in the client; writes compute the new
 generation in the client from the last read (kept for the last 1,024
-members) and compare-and-set it. Both run the local Bloom filter's core on
-a generation's bytes (``_generation``: the classic payload of docs/FORMAT.md),
-so a member answers as a local filter, through the one hashing path, with no
+members) and compare-and-set it. Both are one core call on the generations'
+bytes (the classic payload of docs/FORMAT.md; family_member.hpp), so a
+member answers as a local filter, through the one hashing path, with no
 per-key Python or NumPy call. docs/decisions.md has the measurements that
 chose this over per-bit ``BITFIELD_RO`` reads and over test-and-set in Lua.
 """
@@ -134,10 +134,12 @@ else
   if redis.call('EXISTS', prev) == 1 or until_ms > now() then return redis.error_reply('BLOOMKIT_LOST ' .. cur) end
 end
 if prev_until ~= 0 then
-  prev_s = redis.call('GET', prev)
+  -- A write that goes through needs only to know the previous generation exists (~2 us less than a GET of it).
+  if mode == 'read' then prev_s = redis.call('GET', prev) else prev_s = redis.call('EXISTS', prev) == 1 end
   if not prev_s and prev_until > now() then return redis.error_reply('BLOOMKIT_LOST ' .. prev) end
 end
 if mode == 'read' or (cur_s or '') ~= ARGV[6] or (prev_s and '1' or '0') ~= ARGV[7] then
+  if prev_s == true then prev_s = redis.call('GET', prev) end
   return {cur_s or '', prev_s or ''}
 end
 local new_cur, new_prev = ARGV[8], ARGV[9]
@@ -185,13 +187,6 @@ def _pack(bits: np.ndarray) -> bytes:
 def _bulk_strings(*args: bytes) -> bytes:
     """RESP bulk strings of ``args``: a command's arguments without its array header (``_resp``)."""
     return b"".join([b"$%d\r\n%s\r\n" % (len(arg), arg) for arg in args])
-
-
-def _unmarked(keys, marks: np.ndarray):
-    """The keys of a list, tuple or NumPy array whose mark is False, in order."""
-    if isinstance(keys, np.ndarray):
-        return keys[~marks]
-    return [key for key, marked in zip(keys, marks.tolist()) if not marked]
 
 
 def _member_bytes(member) -> bytes:
@@ -354,10 +349,31 @@ class RedisFilterFamily:
         self.nbytes = num_bits // 8
         self._limit = math.floor(meta["rotate_at"] * num_bits)
         self._keys_per_call = max(1, min(_KEYS_PER_CALL, self._limit // num_hashes))
-        self._core_args = (num_bits, num_hashes, calc.check_seed(meta["seed"]), meta["capacity"], meta["error_rate"])
-        # _command's RESP pieces: EVALSHA, the SHA, 4 keys, the parameters key; bytes, ttl and refresh.
-        self._script_head = _bulk_strings(b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4", self.prefix.encode())
-        self._script_params = _bulk_strings(str(self.nbytes).encode(), str(ttl_ms).encode(), b"1" if refresh else b"0")
+        # _command's RESP template: EVALSHA, the SHA, 4 keys (the parameters key, then the member's
+        # current, previous and registry keys, whose lengths and tails are filled in), mode, member,
+        # then bytes, ttl and refresh.
+        prefix = self._prefix_bytes = self.prefix.encode()
+        escaped = prefix.replace(b"%", b"%%")
+        self._member_key_length = len(prefix) + 3  # "P:c:" + member
+        self._registry_key_length = len(prefix) + 3  # "P:r:" + set number
+        self._command_head = (
+            b"*%d\r\n"
+            + _bulk_strings(b"EVALSHA", _MEMBER_SCRIPT_SHA, b"4").replace(b"%", b"%%")
+            + _bulk_strings(prefix).replace(b"%", b"%%")
+            + b"$%d\r\n"
+            + escaped
+            + b":c:%b\r\n"
+            + b"$%d\r\n"
+            + escaped
+            + b":p:%b\r\n"
+            + b"$%d\r\n"
+            + escaped
+            + b":r:%b\r\n"
+            + b"$%d\r\n%b\r\n$%d\r\n%b\r\n"
+            + _bulk_strings(str(self.nbytes).encode(), str(ttl_ms).encode(), b"1" if refresh else b"0").replace(
+                b"%", b"%%"
+            )
+        )
         self._cache = collections.OrderedDict()  # member -> (current, previous) as last read or written
 
     capacity = property(lambda self: self._meta["capacity"], doc="Keys a generation takes before it rotates.")
@@ -378,22 +394,33 @@ class RedisFilterFamily:
 
     # -- Redis keys --------------------------------------------------------
     def _keys(self, member: bytes) -> list:
-        prefix = self.prefix.encode()
+        prefix = self._prefix_bytes
         registry = zlib.crc32(member) % self._meta["registry_sets"]
         return [prefix, prefix + b":c:" + member, prefix + b":p:" + member, b"%s:r:%d" % (prefix, registry)]
 
     def _command(self, mode: bytes, member: bytes, *write) -> bytes:
-        """The member script's EVALSHA in RESP; the family's fixed arguments are encoded once (_attach)."""
-        _, current, previous, registry = self._keys(member)
-        return b"".join(
-            (
-                b"*%d\r\n" % (12 + len(write)),
-                self._script_head,
-                _bulk_strings(current, previous, registry, mode, member),
-                self._script_params,
-                _bulk_strings(*write),
-            )
+        """The member script's EVALSHA in RESP; the family's fixed arguments are encoded once (_attach).
+
+        One ``%`` formatting per command: the member appears in three keys
+        and as an argument, each framed here rather than by a per-argument
+        join (a request's two commands are ~1/10 of its client CPU).
+        """
+        registry = b"%d" % (zlib.crc32(member) % self._meta["registry_sets"])
+        n = len(member)
+        head = self._command_head % (
+            12 + len(write),
+            self._member_key_length + n,
+            member,
+            self._member_key_length + n,
+            member,
+            self._registry_key_length + len(registry),
+            registry,
+            len(mode),
+            mode,
+            n,
+            member,
         )
+        return head + _bulk_strings(*write) if write else head
 
     def _lost(self, member: bytes, gone: str) -> FilterLostError:
         return FilterLostError(
@@ -499,17 +526,6 @@ class RedisFilterFamily:
         if len(self._cache) > _CACHED_MEMBERS:
             self._cache.popitem(last=False)
 
-    def _generation(self, generation: bytes):
-        """A generation's bits (``b""``: none set) in a core classic Bloom filter of the family's geometry.
-
-        A new core per call (1.6 µs) keeps concurrent threads apart; its
-        bytes are a generation's (docs/FORMAT.md's classic payload).
-        """
-        core = _core.BloomCore(*self._core_args)
-        if generation:
-            core._assign_payload(memoryview(generation)[: self.nbytes])
-        return core
-
     def _test_and_set(self, state: tuple, keys, positions: np.ndarray) -> tuple:
         """Add the keys to the generations ``state`` here: (answers, current, previous, rotated).
 
@@ -519,51 +535,24 @@ class RedisFilterFamily:
         could carry the current generation past its limit, the current one
         becomes the previous one (at most once per call, _KEYS_PER_CALL).
 
-        Keys in a list, tuple or array go through the local filter's core
-        (``add_many`` on the generation's bits: one call, or one per key when
-        the call may meet the limit); other batches through ``positions``.
+        Keys in a list, tuple or array go through one core call on the
+        generations' bytes (``_member_add_many``, family_member.hpp: hashing,
+        probing and the new bytes); other batches through ``positions``.
         """
         if keys is None:
             return self._test_and_set_positions(state, positions)
-        nbytes, k = self.nbytes, self.num_hashes
+        nbytes = self.nbytes
         current, previous = state
         count = int.from_bytes(current[nbytes : nbytes + 8], "big") if current else 0
         trailer_rest = current[nbytes + 8 :] if current else bytes(8)
-        old = self._generation(previous) if previous else None
-        core = self._generation(current)
-        found, added = self._add_fresh(old, core, keys)
-        # Fill only grows: if it ends k bits short of the limit, no key met the limit before it.
-        if core._set_bits + k <= self._limit:
-            return found, core._payload() + (count + added).to_bytes(8, "big") + trailer_rest, previous, False
-        core = self._generation(current)  # again, key by key up to the rotation
-        found = np.zeros(len(positions), dtype=bool)
-        rotated = False
-        for i in range(len(positions)):
-            if old is not None and old._contains_many(keys[i : i + 1])[0]:
-                found[i] = True
-            elif core._set_bits + k > self._limit:
-                # Rotation: the current generation becomes the previous one; the rest go to a fresh one.
-                previous = core._payload() + count.to_bytes(8, "big") + trailer_rest
-                old, core, rotated = core, self._generation(b""), True
-                found[i:], fresh = self._add_fresh(old, core, keys[i:])
-                count += fresh
-                break
-            else:
-                found[i] = core._add_many(keys[i : i + 1])[0]
-                count += not found[i]
-        current = core._payload() + count.to_bytes(8, "big") + (bytes(8) if rotated else trailer_rest)
-        return found, current, previous, rotated
-
-    @staticmethod
-    def _add_fresh(old, core, keys) -> tuple:
-        """Add to ``core`` the keys not in ``old`` (None: no previous generation), in order: (found, new keys)."""
-        in_old = old._contains_many(keys) if old is not None else None
-        if in_old is None or not in_old.any():
-            found = core._add_many(keys)
-        else:
-            found = in_old.copy()
-            found[~in_old] = core._add_many(_unmarked(keys, in_old))
-        return found, int(len(found) - np.count_nonzero(found))
+        found, bits, rotated, fresh, fresh_before = self._positions._member_add_many(
+            keys, current, previous, self._limit
+        )
+        if rotated is None:
+            return found, bits + (count + fresh).to_bytes(8, "big") + trailer_rest, previous, False
+        # The current generation, with the keys added before the rotation, became the previous one.
+        previous = rotated + (count + fresh_before).to_bytes(8, "big") + trailer_rest
+        return found, bits + (count + fresh).to_bytes(8, "big") + bytes(8), previous, True
 
     def _test_and_set_positions(self, state: tuple, positions: np.ndarray) -> tuple:
         """``_test_and_set`` on the keys' bit positions, key by key where a rotation may fall."""
@@ -648,13 +637,12 @@ class RedisFilterFamily:
         return [self._probe(generations[member], keys, positions) for member, keys, positions in prepared]
 
     def _probe(self, generations: tuple, keys, positions: np.ndarray) -> np.ndarray:
+        if keys is not None:  # one core call probes both generations' bytes (family_member.hpp)
+            return self._positions._member_contains_many(keys, *generations)
         found = None
         for generation in generations:
             if generation and len(positions):
-                if keys is not None:  # the local filter's lookup on the generation's bits
-                    in_generation = self._generation(generation)._contains_many(keys)
-                else:
-                    in_generation = _unpack(generation, self.nbytes)[positions].all(axis=1).astype(bool)
+                in_generation = _unpack(generation, self.nbytes)[positions].all(axis=1).astype(bool)
                 found = in_generation if found is None else found | in_generation
         return np.zeros(len(positions), dtype=bool) if found is None else found
 

@@ -175,3 +175,55 @@ TEST_CASE("BinaryFuseFilter: the pipelined batch lookup equals the single-key lo
         if (bits == 16) CHECK(false_positives < 40);
     }
 }
+
+TEST_CASE("BinaryFuseFilter: batches shorter than the distance or ending at a chunk edge are answered exactly") {
+    // The lookup checks key i - Distance while it prefetches key i, across
+    // hash chunks (kHashChunk keys): a batch shorter than the distance is
+    // all tail, and one ending just before, at or after a chunk edge leaves
+    // the tail in another chunk. Each answer must be the single-key one, and
+    // no byte past the batch may be written.
+    const auto keys = distinct_keys(5000, 21);
+    const auto absent = distinct_keys(600, 22);
+    std::vector<uint64_t> mixed;
+    for (size_t i = 0; i < absent.size(); ++i) {
+        mixed.push_back(keys[i]);
+        mixed.push_back(absent[i]);
+    }
+    // Around the distances 1, 32 (the default) and 63, and the edges of
+    // the first two chunks of kHashChunk = 256 keys.
+    static_assert(kHashChunk == 256, "the lengths below straddle 256-key chunk edges");
+    const std::vector<size_t> lengths = {0,  1,  2,   3,   15,  16,  17,  31,  32,  33,  63,
+                                         64, 65, 255, 256, 257, 288, 509, 512, 545, 1200};
+    REQUIRE(mixed.size() == 1200);
+    for (uint32_t bits : {8u, 16u}) {
+        const BinaryFuseFilter f = build_from(keys, bits, 5);
+        size_t mismatches = 0, overwritten = 0, found = 0;
+        for (size_t length : lengths) {
+            const std::vector<uint64_t> batch(mixed.begin(), mixed.begin() + static_cast<ptrdiff_t>(length));
+            for (int distance = 0; distance < 3; ++distance) {
+                std::vector<uint8_t> present(length + 8, 7);
+                const auto run = [&](auto cell) {
+                    using Cell = decltype(cell);
+                    if (distance == 0) f.contains_many_as<Cell, 1>(as_keys(batch), present.data());
+                    if (distance == 1) f.contains_many(as_keys(batch), present.data());
+                    if (distance == 2) f.contains_many_as<Cell, 63>(as_keys(batch), present.data());
+                };
+                if (bits == 8)
+                    run(uint8_t{});
+                else
+                    run(uint16_t{});
+                for (size_t i = 0; i < length; ++i) {
+                    mismatches += present[i] != uint8_t(f.contains(digest(batch[i], 5)));
+                    found += i % 2 == 0 && present[i] == 1;
+                }
+                for (size_t i = length; i < present.size(); ++i) overwritten += present[i] != 7;
+            }
+        }
+        CHECK(mismatches == 0);
+        CHECK(overwritten == 0);
+        // Every present key of every batch, at each of the three distances.
+        size_t expected_found = 0;
+        for (size_t length : lengths) expected_found += 3 * ((length + 1) / 2);
+        CHECK(found == expected_found);
+    }
+}

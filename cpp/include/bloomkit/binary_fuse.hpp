@@ -55,6 +55,14 @@ namespace bloomkit {
 // so 100 failures mean something other than bad luck.
 constexpr unsigned kBinaryFuseMaxAttempts = 100;
 
+// How many keys ahead a batch lookup prefetches (BinaryFuseFilter::
+// contains_many_as): twice the other batch loops' distance (prefetch.hpp),
+// as for the blocked Bloom layouts (batch_probe.hpp). At 1e7 keys on epyc2,
+// 8-bit cells ran within 5 % of one another from 6 to 32 keys (9.5 ns/key
+// at 2); 16-bit cells, twice the array, 12.5 at 16 and 11.4 at 32
+// (results/2026-11-26-fuse-lookup-tuning-ad2fbf4-epyc2.md).
+constexpr size_t kFuseLookupDistance = 2 * kPrefetchDistance;
+
 // Raised when no seed peels the key set (BinaryFuseFilter::build).
 class BuildError : public std::runtime_error {
   public:
@@ -179,38 +187,40 @@ class BinaryFuseFilter {
 
     // The batch lookup for cells of type Cell (uint8_t or uint16_t, the
     // filter's fingerprint_bits; a template argument, not a branch per
-    // cell), pipelined like the Bloom batches (batch_probe.hpp): a chunk of
-    // keys is hashed through the one key path (hash_chunks: for integer
-    // keys the AVX2 schedule of keys.hpp), one pass computes every key's
-    // three cells and fingerprint (LookupPlan), then key j is checked after
-    // the three cells of key j + Distance were prefetched.
+    // cell). A chunk of keys is hashed through the one key path
+    // (for_each_hash, as hash_chunks does: for integer keys the AVX2
+    // schedule of keys.hpp), keeping the 64-bit h1 the filter uses, then
+    // one loop over the chunk computes key i's cells and fingerprint,
+    // prefetches its three cells, and checks key i - Distance, whose cells
+    // went into a small ring when they were computed (LookupRing). The ring
+    // runs on across chunks, so no chunk starts with its first keys' lines
+    // all missing.
     //
     // A key's cells are in three segments, so three cache lines per key
-    // where split_block reads one, and that is what a batch costs: at 1e7
-    // keys (11.3 MB, 8-bit) on epyc2, thread CPU time, distances 2-32 all
-    // ran 11.0-11.7 ns/key against split_block's 7.8 (16-bit: 16.2 at
-    // distance 16, 18.1 at 8); sorting each block of keys by segment, so
-    // the cells are read in array order, was slower: 14.5 ns/key
-    // (benchmarks/fuse_lookup_tuning.cpp,
-    // results/2026-11-26-fuse-lookup-tuning-e8f7136-epyc2.md). So the other
-    // loops' kPrefetchDistance (16 keys, 48 lines in flight) is kept.
-    template <class Cell, size_t Distance = kPrefetchDistance, class Keys>
+    // where split_block reads one. On epyc2 (1e7 keys, 11.3 MB, thread CPU
+    // time) the three prefetches alone take 5.3 ns/key and the hashing and
+    // placing alone 4.9, and the core overlaps them only within one loop:
+    // planning every key of a chunk first and reading the cells in a second
+    // pass took 9.8 ns/key, one pass computing, prefetching and checking
+    // 8.85 (split_block: 6.6).
+    // The distance is kFuseLookupDistance; Distance and Chunk are
+    // parameters only so benchmarks/fuse_lookup_tuning.cpp can sweep them.
+    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
+        static_assert(Distance > 0 && Distance < LookupRing<Cell>::kSlots, "the ring holds the keys in flight");
         const uint8_t* base = bytes();
-        LookupPlan plan;
-        hash_chunks(keys, params_.seed, [&](size_t first, const Hash128* digests, size_t count) {
-            plan.fill(params_, digests, count);
-            uint8_t* out = present + first;
-            const size_t lead = std::min(count, Distance);
-            for (size_t j = 0; j < lead; ++j) plan.template prefetch<Cell>(base, j);
-            size_t j = 0;
-            for (; j + Distance < count; ++j) {
-                plan.template prefetch<Cell>(base, j + Distance);
-                out[j] = plan.template matches<Cell>(base, j);
-            }
-            for (; j < count; ++j) out[j] = plan.template matches<Cell>(base, j);
-        });
+        const Placement at(params_);
+        LookupRing<Cell> ring;
+        uint64_t key_hashes[Chunk];
+        const size_t total = keys.size();
+        for (size_t first = 0; first < total; first += Chunk) {
+            const size_t count = std::min(Chunk, total - first);
+            for_each_hash<DigestUse::Stored>(keys, first, count, params_.seed,
+                                             [&key_hashes](size_t j, const Hash128& h) { key_hashes[j] = h.h1; });
+            lookup_chunk<Cell, Distance>(at, base, key_hashes, first, count, ring, present);
+        }
+        for (size_t i = total > Distance ? total - Distance : 0; i < total; ++i) present[i] = ring.matches(base, i);
     }
 
     bool operator==(const BinaryFuseFilter& o) const { return params_ == o.params_ && words_ == o.words_; }
@@ -283,15 +293,30 @@ class BinaryFuseFilter {
 
     static uint32_t fingerprint_of(uint64_t x) { return static_cast<uint32_t>(x ^ (x >> 32)); }
 
-    static Probe probe_of(const BinaryFuseParams& params, uint64_t x) {
-        const uint64_t length = params.shape.segment_length;
-        const uint64_t mask = length - 1;
-        const uint64_t h0 = platform::mul_high64(x, uint64_t(params.shape.segment_count) * length);
+    // What places a key (probe_of), copied out of the params so that a
+    // batch loop holds it in registers: the loop's one-byte answer stores
+    // may alias any memory, so fields read through a reference are loaded
+    // again after each of them.
+    struct Placement {
+        uint64_t length, mask, range, build_seed;
+        uint32_t fingerprint_mask;
+        explicit Placement(const BinaryFuseParams& p)
+            : length(p.shape.segment_length),
+              mask(p.shape.segment_length - 1),
+              range(uint64_t(p.shape.segment_count) * p.shape.segment_length),
+              build_seed(p.build_seed),
+              fingerprint_mask(p.fingerprint_bits == 8 ? 0xffu : 0xffffu) {}
+    };
+
+    static Probe probe_of(const BinaryFuseParams& params, uint64_t x) { return place(Placement(params), x); }
+
+    BLOOMKIT_ALWAYS_INLINE static Probe place(const Placement& at, uint64_t x) {
+        const uint64_t h0 = platform::mul_high64(x, at.range);
         Probe p;
         p.cell[0] = h0;
-        p.cell[1] = (h0 + length) ^ ((x >> 18) & mask);
-        p.cell[2] = (h0 + 2 * length) ^ (x & mask);
-        p.fingerprint = fingerprint_of(x) & (params.fingerprint_bits == 8 ? 0xffu : 0xffffu);
+        p.cell[1] = (h0 + at.length) ^ ((x >> 18) & at.mask);
+        p.cell[2] = (h0 + 2 * at.length) ^ (x & at.mask);
+        p.fingerprint = fingerprint_of(x) & at.fingerprint_mask;
         return p;
     }
 
@@ -308,39 +333,52 @@ class BinaryFuseFilter {
         return params_.fingerprint_bits == 8 ? load_cell<uint8_t>(bytes(), i) : load_cell<uint16_t>(bytes(), i);
     }
 
-    // Where each key of a hashed chunk is: its three cells and fingerprint,
-    // one array per field (probe_of's values). The methods are always
-    // inlined: a function whose only effect is a prefetch is "const" to
-    // GCC's ipa-pure-const pass, and its calls are deleted when it is not
-    // inlined first (so at -O2 the batch ran with no prefetch at all:
-    // 19.2 against 11.3 ns/key at 1e7 keys, fuse_lookup_tuning.cpp).
-    struct LookupPlan {
-        uint64_t cell0[kHashChunk];
-        uint64_t cell1[kHashChunk];
-        uint64_t cell2[kHashChunk];
-        uint32_t fingerprint[kHashChunk];
+    // The keys of a batch between their prefetch and their check: key i in
+    // slot i mod kSlots (its three cells and fingerprint, probe_of's
+    // values). The methods are always inlined: a function whose only
+    // effect is a prefetch is "const" to GCC's ipa-pure-const pass, and its
+    // calls are deleted when it is not inlined first (so at -O2 the batch
+    // ran with no prefetch at all: 19.2 against 11.3 ns/key at 1e7 keys,
+    // fuse_lookup_tuning.cpp).
+    template <class Cell>
+    struct LookupRing {
+        static constexpr size_t kSlots = 64;
+        uint64_t cell0[kSlots];
+        uint64_t cell1[kSlots];
+        uint64_t cell2[kSlots];
+        Cell fingerprint[kSlots];
 
-        BLOOMKIT_ALWAYS_INLINE void fill(const BinaryFuseParams& p, const Hash128* digests, size_t count) {
-            for (size_t j = 0; j < count; ++j) {
-                const Probe pr = probe_of(p, mix(digests[j].h1, p.build_seed));
-                cell0[j] = pr.cell[0];
-                cell1[j] = pr.cell[1];
-                cell2[j] = pr.cell[2];
-                fingerprint[j] = pr.fingerprint;
-            }
+        BLOOMKIT_ALWAYS_INLINE void put(const uint8_t* base, size_t i, const Probe& p) {
+            const size_t s = i % kSlots;
+            cell0[s] = p.cell[0];
+            cell1[s] = p.cell[1];
+            cell2[s] = p.cell[2];
+            fingerprint[s] = static_cast<Cell>(p.fingerprint);
+            platform::prefetch_read(base + p.cell[0] * sizeof(Cell));
+            platform::prefetch_read(base + p.cell[1] * sizeof(Cell));
+            platform::prefetch_read(base + p.cell[2] * sizeof(Cell));
         }
-        template <class Cell>
-        BLOOMKIT_ALWAYS_INLINE void prefetch(const uint8_t* base, size_t j) const {
-            platform::prefetch_read(base + cell0[j] * sizeof(Cell));
-            platform::prefetch_read(base + cell1[j] * sizeof(Cell));
-            platform::prefetch_read(base + cell2[j] * sizeof(Cell));
-        }
-        template <class Cell>
-        BLOOMKIT_ALWAYS_INLINE bool matches(const uint8_t* base, size_t j) const {
-            return (fingerprint[j] ^ load_cell<Cell>(base, cell0[j]) ^ load_cell<Cell>(base, cell1[j]) ^
-                    load_cell<Cell>(base, cell2[j])) == 0;
+        BLOOMKIT_ALWAYS_INLINE bool matches(const uint8_t* base, size_t i) const {
+            const size_t s = i % kSlots;
+            return (fingerprint[s] ^ load_cell<Cell>(base, cell0[s]) ^ load_cell<Cell>(base, cell1[s]) ^
+                    load_cell<Cell>(base, cell2[s])) == 0;
         }
     };
+
+    // One hashed chunk (keys first .. first + count) through the ring: each
+    // key placed and prefetched, the key Distance before it checked. The
+    // placement and pointers are taken by value so they stay in registers
+    // (Placement).
+    template <class Cell, size_t Distance>
+    BLOOMKIT_ALWAYS_INLINE static void lookup_chunk(const Placement at, const uint8_t* base, const uint64_t* key_hashes,
+                                                    size_t first, size_t count, LookupRing<Cell>& ring,
+                                                    uint8_t* present) {
+        for (size_t j = 0; j < count; ++j) {
+            const size_t i = first + j;
+            ring.put(base, i, place(at, mix(key_hashes[j], at.build_seed)));
+            if (i >= Distance) present[i - Distance] = ring.matches(base, i - Distance);
+        }
+    }
 
     bool matches(const Probe& p) const {
         return (p.fingerprint ^ cell(p.cell[0]) ^ cell(p.cell[1]) ^ cell(p.cell[2])) == 0;
