@@ -661,11 +661,15 @@ void KeyBatch::from_rows(const RowBatch& rows) {
     kind_ = Kind::Rows;
 }
 
+void KeyBatch::visit_erased(void (*call)(void*, const bloomkit::ErasedKeys&), void* context) const {
+    visit_concrete([&](const auto& source) { call(context, bloomkit::ErasedKeys(source)); });
+}
+
 bloomkit::RowKeys KeyBatch::row_keys() const {
     std::vector<std::unique_ptr<bloomkit::ColumnDigests>> sources;
     sources.reserve(columns_.size());
     for (const auto& column : columns_)
-        column->visit([&](const auto& keys) {
+        column->visit_concrete([&](const auto& keys) {
             // from_rows() refuses a RowBatch as a column; RowKeys is move-only.
             if constexpr (!std::is_same<std::decay_t<decltype(keys)>, bloomkit::RowKeys>::value)
                 sources.push_back(bloomkit::make_column(keys));

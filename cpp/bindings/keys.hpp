@@ -6,6 +6,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <bloomkit/erased_keys.hpp>
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
 #include <bloomkit/row_keys.hpp>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -191,17 +193,41 @@ class KeyBatch {
 
     size_t size() const { return count_; }
 
-    // Calls f(key_source) with the concrete core key source; for a keyed
-    // filter, sources read in place are wrapped once per batch
-    // (KeyHashing::visit_source) and Python objects are hashed keyed.
+    // Calls f(key_source) with a core key source; for a keyed filter,
+    // sources read in place are wrapped once per batch
+    // (KeyHashing::visit_source) and Python objects are hashed keyed. Only
+    // an unkeyed 64-bit integer array reaches f as its own type (the
+    // two-thread insert hashes it straight into its ring, parallel.hpp);
+    // every other source as an ErasedKeys built in keys.cpp, so each
+    // filter's batch loops are compiled for two source types, not twenty,
+    // and the sources' own hashing loops once, in keys.cpp
+    // (bloomkit/erased_keys.hpp, docs/decisions.md "One source build").
     template <class F>
     void visit(F&& f) const {
+        using Call = std::remove_reference_t<F>;
+        if ((kind_ == Kind::Int64 || kind_ == Kind::UInt64) && !hashing_.keyed()) return f(ints<uint64_t>());
+        visit_erased([](void* call, const bloomkit::ErasedKeys& keys) { (*static_cast<Call*>(call))(keys); },
+                     const_cast<void*>(static_cast<const void*>(&f)));
+    }
+
+  private:
+    // visit() of every source but an unkeyed 64-bit integer array:
+    // call(context, keys) with the source erased.
+    void visit_erased(void (*call)(void*, const bloomkit::ErasedKeys&), void* context) const;
+
+    // Calls f(key_source) with every source as its own type (keys.cpp
+    // only): what visit_erased erases, and what a RowKeys column keeps
+    // (ErasedKeys only views a source that lives for the call).
+    template <class F>
+    void visit_concrete(F&& f) const {
         auto pass = [&](auto keys) { hashing_.visit_source(std::move(keys), f); };
         switch (kind_) {
             case Kind::Int8: return pass(ints<int8_t>());
             case Kind::Int16: return pass(ints<int16_t>());
             case Kind::Int32: return pass(ints<int32_t>());
-            case Kind::Int64: return pass(ints<int64_t>());
+            // An int64's key is its 8 bytes (two's complement), as a uint64's:
+            // one source type for both.
+            case Kind::Int64: return pass(ints<uint64_t>());
             case Kind::UInt8: return pass(ints<uint8_t>());
             case Kind::UInt16: return pass(ints<uint16_t>());
             case Kind::UInt32: return pass(ints<uint32_t>());
@@ -222,7 +248,6 @@ class KeyBatch {
         }
     }
 
-  private:
     enum class Kind {
         Int8,
         Int16,

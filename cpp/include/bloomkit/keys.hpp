@@ -590,11 +590,25 @@ void for_each_hash(const Keys& keys, size_t first, size_t count, uint32_t seed, 
     detail::for_each_hash<Use>(keys, first, count, seed, each, 0);
 }
 
+namespace detail {
+// A source that hashes a range into memory itself (ErasedKeys,
+// erased_keys.hpp) is called directly: its for_each_hash would copy.
+template <class Keys>
+auto hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests, int)
+    -> decltype(keys.hash_range(first, count, seed, digests)) {
+    return keys.hash_range(first, count, seed, digests);
+}
+template <class Keys>
+void hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests, long) {
+    bloomkit::for_each_hash<DigestUse::Stored>(keys, first, count, seed,
+                                               [digests](size_t j, const Hash128& h) { digests[j] = h; });
+}
+}  // namespace detail
+
 // digests[j] = keys.hash(first + j, seed) for j < count.
 template <class Keys>
 void hash_range(const Keys& keys, size_t first, size_t count, uint32_t seed, Hash128* digests) {
-    for_each_hash<DigestUse::Stored>(keys, first, count, seed,
-                                     [digests](size_t j, const Hash128& h) { digests[j] = h; });
+    detail::hash_range(keys, first, count, seed, digests, 0);
 }
 
 // Hashes `keys` in chunks and hands each chunk to `consume(first_index,

@@ -47,6 +47,7 @@
 #include <system_error>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hash.hpp"
@@ -90,6 +91,19 @@ struct reads_concurrently<ViewKeys> : std::true_type {};
 template <>
 struct reads_concurrently<DigestKeys> : std::true_type {};
 
+namespace detail {
+// A source whose type may or may not be read concurrently (ErasedKeys,
+// erased_keys.hpp) answers at run time; any other, its type's trait.
+template <class Keys>
+auto reads_concurrently_now(const Keys& keys, int) -> decltype(keys.reads_concurrently()) {
+    return keys.reads_concurrently();
+}
+template <class Keys>
+bool reads_concurrently_now(const Keys&, long) {
+    return reads_concurrently<Keys>::value;
+}
+}  // namespace detail
+
 // Keys [begin, begin + count) of a source, numbered from 0.
 template <class Keys>
 class KeyRange {
@@ -101,6 +115,12 @@ class KeyRange {
     template <DigestUse Use = DigestUse::Probed, class Each>
     void for_each_hash(size_t first, size_t count, uint32_t seed, Each& each) const {
         bloomkit::for_each_hash<Use>(keys_, begin_ + first, count, seed, each);
+    }
+    // The source's own range hashing when it has one (ErasedKeys).
+    template <class K = Keys>
+    auto hash_range(size_t first, size_t count, uint32_t seed, Hash128* out) const
+        -> decltype(std::declval<const K&>().hash_range(first, count, seed, out)) {
+        return keys_.hash_range(begin_ + first, count, seed, out);
     }
 
   private:
@@ -212,6 +232,7 @@ bool lookup_halves_on_two_threads(const Keys& keys, uint8_t* present, Lookup&& l
     if constexpr (!reads_concurrently<Keys>::value) {
         return false;
     } else {
+        if (!detail::reads_concurrently_now(keys, 0)) return false;
         const size_t mid = keys.size() / 2;
         return run_on_two_threads([&](int thread) {
             const size_t begin = thread == 0 ? 0 : mid;
@@ -398,6 +419,7 @@ bool pipeline_on_two_threads(const Keys& keys, uint32_t seed, bool keep_places, 
     if constexpr (!reads_concurrently<Keys>::value) {
         return false;
     } else {
+        if (!detail::reads_concurrently_now(keys, 0)) return false;
         ChunkRing<Entry> ring(keys.size(), keep_places);
         return run_on_two_threads([&](int thread) { ring.run(thread, keys, seed, to_entry, part, probe); }, &ring);
     }
