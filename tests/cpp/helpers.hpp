@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <bloomkit/bloom.hpp>
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
 
@@ -39,6 +40,19 @@ inline std::vector<uint64_t> distinct_keys(size_t count, uint64_t stream) {
 inline bloomkit::IntegerKeys<uint64_t> as_keys(const std::vector<uint64_t>& keys) {
     return bloomkit::IntegerKeys<uint64_t>(reinterpret_cast<const uint8_t*>(keys.data()), keys.size(),
                                            sizeof(uint64_t));
+}
+
+// A Bloom filter's geometry for `capacity` keys at 1 %, sized by layout_size.
+inline bloomkit::BloomGeometry geometry_at_one_percent(bloomkit::Layout layout, uint64_t capacity, uint32_t seed) {
+    const bloomkit::BloomSize size = bloomkit::layout_size(layout, capacity, 0.01);
+    bloomkit::BloomGeometry g;
+    g.num_bits = size.num_bits;
+    g.num_hashes = size.num_hashes;
+    g.seed = seed;
+    g.capacity = capacity;
+    g.error_rate = 0.01;
+    g.layout = layout;
+    return g;
 }
 
 inline bloomkit::Hash128 digest(uint64_t key, uint32_t seed) { return bloomkit::murmur3_x64_128_u64(key, seed); }

@@ -21,15 +21,7 @@ using bloomkit_test::distinct_keys;
 namespace {
 
 BloomGeometry geometry(Layout layout, uint64_t capacity) {
-    const BloomSize size = layout_size(layout, capacity, 0.01);
-    BloomGeometry g;
-    g.num_bits = size.num_bits;
-    g.num_hashes = size.num_hashes;
-    g.seed = 11;
-    g.capacity = capacity;
-    g.error_rate = 0.01;
-    g.layout = layout;
-    return g;
+    return bloomkit_test::geometry_at_one_percent(layout, capacity, 11);
 }
 
 // int32 keys in 12-byte records, every third repeated later in the batch.

@@ -145,6 +145,27 @@ OrcSkipStop walk(
         make_inflate);
 }
 
+// 40 files (enough for the walk's two threads), every third holding key 42
+// and the others key 43; `expected` names the holding ones.
+struct EveryThirdHolds {
+    OrcBloomFilter holding{4, 32}, other{4, 32};
+    HashPair key{};
+    std::vector<std::vector<uint8_t>> files;
+    std::vector<OrcCandidate> expected;
+};
+
+EveryThirdHolds every_third_holds(Compress compress = nullptr) {
+    EveryThirdHolds made;
+    made.holding.add(split(hash_long(42)));
+    made.other.add(split(hash_long(43)));
+    made.key = split(hash_long(42));
+    for (size_t i = 0; i < 40; ++i) {
+        made.files.push_back(orc_file(i % 3 == 0 ? made.holding : made.other, compress));
+        if (i % 3 == 0) made.expected.emplace_back(i, 0);
+    }
+    return made;
+}
+
 }  // namespace
 
 TEST_CASE("ORC file skipping: a stripe is kept when its filter may hold a key; any damage is left to orc.py") {
@@ -188,16 +209,10 @@ TEST_CASE("ORC file skipping: a stripe is kept when its filter may hold a key; a
 }
 
 TEST_CASE("ORC file skipping: many files on two threads keep file order and stop at the first file left") {
-    OrcBloomFilter holding(4, 32), other(4, 32);
-    holding.add(split(hash_long(42)));
-    other.add(split(hash_long(43)));
-    const HashPair key = split(hash_long(42));
-    std::vector<std::vector<uint8_t>> files;
-    std::vector<OrcCandidate> expected;
-    for (size_t i = 0; i < 40; ++i) {
-        files.push_back(orc_file(i % 3 == 0 ? holding : other));
-        if (i % 3 == 0) expected.emplace_back(i, 0);
-    }
+    const EveryThirdHolds plain = every_third_holds();
+    const HashPair key = plain.key;
+    const std::vector<std::vector<uint8_t>>& files = plain.files;
+    const std::vector<OrcCandidate>& expected = plain.expected;
     OrcFileSkipper skipper("id", &key, 1);
     CHECK(walk(skipper, files).kind == OrcSkipStop::kDone);
     CHECK(skipper.candidates() == expected);
@@ -217,16 +232,11 @@ TEST_CASE("ORC file skipping: many files on two threads keep file order and stop
 
 #if defined(BLOOMKIT_HAVE_ZLIB)
 TEST_CASE("ORC file skipping: ZLIB files are inflated by zlib on the walking threads, other codecs by the caller") {
-    OrcBloomFilter holding(4, 32), other(4, 32);
-    holding.add(split(hash_long(42)));
-    other.add(split(hash_long(43)));
-    const HashPair key = split(hash_long(42));
-    std::vector<std::vector<uint8_t>> files;
-    std::vector<OrcCandidate> expected;
-    for (size_t i = 0; i < 40; ++i) {  // enough for two threads
-        files.push_back(orc_file(i % 3 == 0 ? holding : other, bloomkit_test::deflate_raw));
-        if (i % 3 == 0) expected.emplace_back(i, 0);
-    }
+    const EveryThirdHolds compressed = every_third_holds(bloomkit_test::deflate_raw);
+    const OrcBloomFilter& holding = compressed.holding;
+    const HashPair key = compressed.key;
+    const std::vector<std::vector<uint8_t>>& files = compressed.files;
+    const std::vector<OrcCandidate>& expected = compressed.expected;
     std::atomic<int> made{0}, called{0};
     const auto counting = [&] {
         made += 1;

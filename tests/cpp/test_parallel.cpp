@@ -28,15 +28,7 @@ using bloomkit_test::splitmix64;
 namespace {
 
 BloomGeometry geometry(Layout layout, uint64_t capacity) {
-    const BloomSize size = layout_size(layout, capacity, 0.01);
-    BloomGeometry g;
-    g.num_bits = size.num_bits;
-    g.num_hashes = size.num_hashes;
-    g.seed = 7;
-    g.capacity = capacity;
-    g.error_rate = 0.01;
-    g.layout = layout;
-    return g;
+    return bloomkit_test::geometry_at_one_percent(layout, capacity, 7);
 }
 
 // A batch with every third key repeated later in it, so "was present"
