@@ -7,10 +7,12 @@
 #include <bloomkit/bloom.hpp>
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
+#include <bloomkit/parallel.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #if defined(BLOOMKIT_HAVE_ZLIB)
@@ -53,6 +55,37 @@ inline bloomkit::BloomGeometry geometry_at_one_percent(bloomkit::Layout layout, 
     g.error_rate = 0.01;
     g.layout = layout;
     return g;
+}
+
+// Hashes through a cache, like the bindings' Python-object source: never
+// read by two threads at once (reads_concurrently is false for it), so a
+// batch of it stays on the calling thread.
+class CachedKeys {
+  public:
+    explicit CachedKeys(const std::vector<uint64_t>& keys) : keys_(keys) {}
+    size_t size() const { return keys_.size(); }
+    bloomkit::Hash128 hash(size_t i, uint32_t seed) const {
+        ++calls_;
+        if (std::this_thread::get_id() != owner_) ++foreign_calls_;
+        return bloomkit::murmur3_x64_128_u64(keys_[i], seed);
+    }
+    size_t calls() const { return calls_; }
+    size_t foreign_calls() const { return foreign_calls_; }
+
+  private:
+    const std::vector<uint64_t>& keys_;
+    const std::thread::id owner_ = std::this_thread::get_id();
+    mutable size_t calls_ = 0;  // a data race if two threads called hash()
+    mutable size_t foreign_calls_ = 0;
+};
+
+// A lookup as the bindings make it (common.hpp, contains_many_on): split by
+// halves of the batch when the source allows, else on this thread.
+template <class Keys>
+void contains_on_two_threads(const bloomkit::BloomFilter& filter, const Keys& keys, uint8_t* present) {
+    const bool split = bloomkit::lookup_halves_on_two_threads(
+        keys, present, [&](const auto& range, uint8_t* out) { filter.contains_many(range, out); });
+    if (!split) filter.contains_many(keys, present);
 }
 
 inline bloomkit::Hash128 digest(uint64_t key, uint32_t seed) { return bloomkit::murmur3_x64_128_u64(key, seed); }

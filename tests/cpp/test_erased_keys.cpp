@@ -16,6 +16,8 @@
 #include "helpers.hpp"
 
 using namespace bloomkit;
+using bloomkit_test::CachedKeys;
+using bloomkit_test::contains_on_two_threads;
 using bloomkit_test::distinct_keys;
 
 namespace {
@@ -34,31 +36,6 @@ std::vector<int32_t> records(size_t count) {
 
 IntegerKeys<int32_t> as_records(const std::vector<int32_t>& r) {
     return IntegerKeys<int32_t>(reinterpret_cast<const uint8_t*>(r.data()), r.size() / 3, 12);
-}
-
-// Counts the threads that hash it; never read by two at once (no
-// reads_concurrently specialisation).
-class ThreadCountingKeys {
-  public:
-    explicit ThreadCountingKeys(const std::vector<uint64_t>& keys) : keys_(keys) {}
-    size_t size() const { return keys_.size(); }
-    Hash128 hash(size_t i, uint32_t seed) const {
-        if (std::this_thread::get_id() != owner_) ++foreign_calls_;
-        return murmur3_x64_128_u64(keys_[i], seed);
-    }
-    size_t foreign_calls() const { return foreign_calls_; }
-
-  private:
-    const std::vector<uint64_t>& keys_;
-    const std::thread::id owner_ = std::this_thread::get_id();
-    mutable size_t foreign_calls_ = 0;
-};
-
-template <class Keys>
-void contains_on_two_threads(const BloomFilter& filter, const Keys& keys, uint8_t* present) {
-    const bool split = lookup_halves_on_two_threads(
-        keys, present, [&](const auto& range, uint8_t* out) { filter.contains_many(range, out); });
-    if (!split) filter.contains_many(keys, present);
 }
 
 }  // namespace
@@ -115,7 +92,7 @@ TEST_CASE("an erased batch gives the source's filter bytes and answers on one th
 TEST_CASE("an erased source two threads may not read stays on the calling thread") {
     const size_t count = kMinParallelKeys * 2 + 5;
     const std::vector<uint64_t> values = distinct_keys(count, 7);
-    const ThreadCountingKeys keys(values);
+    const CachedKeys keys(values);
     const ErasedKeys erased(keys);
     CHECK_FALSE(erased.reads_concurrently());
     BloomFilter filter(geometry(Layout::SplitBlock, count)), expected(geometry(Layout::SplitBlock, count));

@@ -22,6 +22,8 @@
 
 using namespace bloomkit;
 using bloomkit_test::as_keys;
+using bloomkit_test::CachedKeys;
+using bloomkit_test::contains_on_two_threads;
 using bloomkit_test::distinct_keys;
 using bloomkit_test::splitmix64;
 
@@ -37,37 +39,6 @@ std::vector<uint64_t> batch_with_repeats(size_t count) {
     std::vector<uint64_t> keys = distinct_keys(count, 3);
     for (size_t i = 2; i < count; i += 3) keys[i] = keys[i / 3];
     return keys;
-}
-
-// Hashes through a cache, like the bindings' Python-object source: never
-// read by two threads at once (reads_concurrently is false for it), so a
-// batch of it stays on the calling thread.
-class CachedKeys {
-  public:
-    explicit CachedKeys(const std::vector<uint64_t>& keys) : keys_(keys) {}
-    size_t size() const { return keys_.size(); }
-    Hash128 hash(size_t i, uint32_t seed) const {
-        ++calls_;
-        if (std::this_thread::get_id() != owner_) ++foreign_calls_;
-        return murmur3_x64_128_u64(keys_[i], seed);
-    }
-    size_t calls() const { return calls_; }
-    size_t foreign_calls() const { return foreign_calls_; }
-
-  private:
-    const std::vector<uint64_t>& keys_;
-    const std::thread::id owner_ = std::this_thread::get_id();
-    mutable size_t calls_ = 0;  // a data race if two threads called hash()
-    mutable size_t foreign_calls_ = 0;
-};
-
-// A lookup as the bindings make it (common.hpp, contains_many_on): split by
-// halves of the batch when the source allows, else on this thread.
-template <class Keys>
-void contains_on_two_threads(const BloomFilter& filter, const Keys& keys, uint8_t* present) {
-    const bool split = lookup_halves_on_two_threads(
-        keys, present, [&](const auto& range, uint8_t* out) { filter.contains_many(range, out); });
-    if (!split) filter.contains_many(keys, present);
 }
 
 }  // namespace
