@@ -24,7 +24,7 @@ packages=(
     python3.15 python3.15-dev python3.15-venv
     g++ make cmake ninja-build ca-certificates xz-utils procps time
     redis-server openjdk-21-jdk-headless
-    # Building CPython from Debian's python3.14 source (.ci/free_threaded.sh).
+    # Building CPython from Debian's python3.14 or python3.13 source (.ci/free_threaded.sh).
     dpkg-dev libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev libzstd-dev uuid-dev
 )
 

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Free-threaded CPython 3.14 (--disable-gil), built from the upstream tarball
-# of Debian's python3.14 source package inside the .ci/chroot.sh chroot and
-# cached there (/usr/local/python3.14t), then bloomkit built for it and the
-# concurrency, contract and misuse suites run with no GIL: their threads
-# (4-8 per filter) hammer one filter truly in parallel.
+# Free-threaded CPython (--disable-gil, PEP 703), built from the upstream
+# tarball of the newest Debian source package whose files the mirror serves,
+# inside the .ci/chroot.sh chroot and cached there (/usr/local/pythonX.Yt);
+# then bloomkit built for it and the concurrency, contract and misuse suites
+# run on it: their threads (4-8 per filter) hammer one filter truly in
+# parallel.
 #
-#   bash .ci/free_threaded.sh          build (or reuse) 3.14t, build, test
+#   bash .ci/free_threaded.sh          pick a source, build (or reuse) it, build, test
 #
-# Too long for every .ci/run (the interpreter build alone is ~15 min on two
-# busy cores the first time); run by hand and in .ci/run only when
-# BLOOMKIT_FREE_THREADED=1.
+# Which source: python3.14's listed versions, newest first, then python3.13's
+# (3.13 has --disable-gil too, as the experimental python3.13t). A mirror may
+# list a version in its Sources index yet answer 404 for its files (a pool
+# mid-update); the first version apt-get downloads is built. apt-get checks
+# every file against the size and SHA-256 of the signed Sources index, and the
+# upstream tarball is checked again against the .dsc's Checksums-Sha256.
+#
+# Too long for every .ci/run (the interpreter build alone is ~15-25 min on two
+# busy cores the first time): run by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/chroot.sh setup
@@ -18,26 +25,61 @@ root="$cache/sid"
 
 seconds() { date +%s; }
 
-# 1. The interpreter (cached in the chroot).
-if [ ! -x "$root/usr/local/python3.14t/bin/python3.14t" ]; then
-    start=$(seconds)
-    bash .ci/chroot.sh run bash -euc '
-        mkdir -p /usr/src/python3.14t && cd /usr/src/python3.14t
-        if ! apt-get source -qq --download-only python3.14 >/tmp/apt-source.log 2>&1; then
-            grep -E "^E:" /tmp/apt-source.log | head -3
-            echo "FAIL: Debian'"'"'s python3.14 source package could not be downloaded (is a deb-src mirror reachable?)"
-            exit 1
-        fi
-        rm -rf src && mkdir src
-        tar -xf python3.14_*.orig.tar.* -C src --strip-components=1
-        cd src
-        ./configure -q --disable-gil --prefix=/usr/local/python3.14t --with-ensurepip=install >/dev/null
-        make -s -j2 >/tmp/python3.14t-make.log 2>&1 || { tail -40 /tmp/python3.14t-make.log; exit 1; }
-        make -s install >/tmp/python3.14t-install.log 2>&1 || { tail -40 /tmp/python3.14t-install.log; exit 1; }
-    '
-    echo "== free-threaded 3.14t built from Debian's python3.14 source: $(($(seconds) - start)) s"
-fi
-bash .ci/chroot.sh run /usr/local/python3.14t/bin/python3.14t -c \
+# 1. The interpreter: the source chosen as above, built once into
+# /usr/local/<package>t, which records the source it came from in
+# BLOOMKIT_SOURCE ("package version"); a later run whose choice is the same
+# reuses it (apt-get keeps the verified files and downloads nothing again).
+start=$(seconds)
+bash .ci/chroot.sh run bash -euc '
+    chosen=""
+    for package in python3.14 python3.13; do
+        versions="$(apt-cache showsrc "$package" 2>/dev/null | sed -n "s/^Version: //p" | sort -u | sort -rV)"
+        [ -n "$versions" ] || { echo "   $package: not in the Sources index"; continue; }
+        for version in $versions; do
+            dir="/usr/src/free-threaded/$package-$version"
+            mkdir -p "$dir"
+            if (cd "$dir" && apt-get source -qq --download-only "$package=$version" >apt-source.log 2>&1); then
+                chosen="$package $version"
+                break 2
+            fi
+            echo "   $package $version: listed in Sources, but its files could not be downloaded:" \
+                "$(grep -oE "[0-9]{3} [A-Za-z ]+" "$dir/apt-source.log" | head -1)"
+            rm -rf "$dir"
+        done
+    done
+    [ -n "$chosen" ] || { echo "FAIL: no python3.14 or python3.13 source package could be downloaded"; exit 1; }
+    set -- $chosen
+    package="$1" version="$2" upstream="${2%-*}"
+    prefix="/usr/local/${package}t"
+    dir="/usr/src/free-threaded/$package-$version"
+    cd "$dir"
+    tarball="$(ls "${package}_${upstream}".orig.tar.*)"
+    # The .dsc lists each file as "sha256 size name" under Checksums-Sha256.
+    expected="$(awk -v f="$tarball" "/^Checksums-Sha256:/{s=1; next} /^[^ ]/{s=0} s && \$3 == f {print \$1}" ./*.dsc)"
+    actual="$(sha256sum "$tarball" | cut -d" " -f1)"
+    [ -n "$expected" ] && [ "$expected" = "$actual" ] ||
+        { echo "FAIL: $tarball sha256 $actual, the .dsc says ${expected:-nothing}"; exit 1; }
+    echo "   chose $package $version, the newest whose files download: $tarball sha256 $actual as in the .dsc"
+    echo "$prefix" >/tmp/free-threaded-prefix
+    if [ "$(cat "$prefix/BLOOMKIT_SOURCE" 2>/dev/null)" = "$chosen" ]; then
+        echo "   reusing $prefix, built from it before"
+        exit 0
+    fi
+    rm -rf src "$prefix" && mkdir src
+    tar -xf "$tarball" -C src --strip-components=1
+    cd src
+    ./configure -q --disable-gil --prefix="$prefix" --with-ensurepip=install >/tmp/free-threaded-configure.log 2>&1 ||
+        { tail -40 /tmp/free-threaded-configure.log; exit 1; }
+    make -s -j2 >/tmp/free-threaded-make.log 2>&1 || { tail -40 /tmp/free-threaded-make.log; exit 1; }
+    make -s install >/tmp/free-threaded-install.log 2>&1 || { tail -40 /tmp/free-threaded-install.log; exit 1; }
+    echo "$chosen" >"$prefix/BLOOMKIT_SOURCE"
+    echo "   built $prefix"
+'
+echo "== free-threaded interpreter ready: $(($(seconds) - start)) s"
+prefix="$(cat "$root/tmp/free-threaded-prefix")"
+python="$(ls "$root$prefix"/bin/python3.*t | head -1)"
+python="${python#"$root"}"
+bash .ci/chroot.sh run "$python" -c \
     'import sys, sysconfig; assert sysconfig.get_config_var("Py_GIL_DISABLED") == 1; assert not sys._is_gil_enabled(); print("==", sys.version)'
 
 # 2. bloomkit for it, and the suites whose threads share one filter. PYTHON_GIL=0
@@ -46,6 +88,5 @@ bash .ci/chroot.sh run /usr/local/python3.14t/bin/python3.14t -c \
 src="$root/tmp/bloomkit-src"
 rm -rf "$src" && mkdir -p "$src"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
-PYTHON_GIL=0 bash .ci/chroot.sh run \
-    bash /tmp/bloomkit-src/.ci/python_version.sh /usr/local/python3.14t/bin/python3.14t threads
+bash .ci/chroot.sh run env PYTHON_GIL=0 bash /tmp/bloomkit-src/.ci/python_version.sh "$python" threads
 rm -rf "$src"
