@@ -7,6 +7,14 @@
 // in_flight == 0 knows no other thread is inside this filter and none can
 // enter while it holds the GIL, so single-key calls stay lock-free in the
 // common case; otherwise it releases the GIL and queues on the mutex too.
+//
+// Free-threaded CPython (Py_GIL_DISABLED): there is no GIL to make
+// "in_flight == 0" mean anything, since two threads may enter the same
+// method truly at once. There every short call takes the mutex too: first
+// try_lock while attached to the interpreter (uncontended, one atomic
+// operation), else detached (PyEval_SaveThread) before blocking, so a thread
+// waiting for the filter never holds up a stop-the-world pause that the
+// lock's owner may be waiting for.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -32,6 +40,15 @@ namespace bloomkit_py {
 
 namespace py = pybind11;
 
+// A counter that the GIL protects on a GIL build; atomic where there is none.
+#if defined(Py_GIL_DISABLED)
+using GilCounter = std::atomic<uint32_t>;
+using InFlightCount = std::atomic<int>;
+#else
+using GilCounter = uint32_t;
+using InFlightCount = int;
+#endif
+
 class AccessGuard {
   public:
     AccessGuard() = default;
@@ -53,16 +70,39 @@ class AccessGuard {
     // inside the filter, else like released_*.
     template <class F>
     auto write(F&& f) {
+#if defined(Py_GIL_DISABLED)
+        std::unique_lock<std::shared_mutex> lock(mutex_, std::try_to_lock);
+        if (lock.owns_lock()) return f();
+#else
         if (in_flight_ == 0) return f();
+#endif
         return released_write(std::forward<F>(f));
     }
     template <class F>
     auto read(F&& f) {
+#if defined(Py_GIL_DISABLED)
+        std::shared_lock<std::shared_mutex> lock(mutex_, std::try_to_lock);
+        if (lock.owns_lock()) return f();
+#else
         if (in_flight_ == 0) return f();
+#endif
         return released_read(std::forward<F>(f));
     }
 
     bool idle() const { return in_flight_ == 0; }
+
+    // Runs f() holding first's lock (FirstLock) and second's shared lock if
+    // both are free right now, without waiting; returns false (f not run)
+    // otherwise. Free-threaded builds only: with a GIL, idle() decides.
+    template <class FirstLock, class F>
+    static bool try_pair(AccessGuard& first, AccessGuard& second, F& f) {
+        FirstLock first_lock(first.mutex_, std::try_to_lock);
+        if (!first_lock.owns_lock()) return false;
+        std::shared_lock<std::shared_mutex> second_lock(second.mutex_, std::try_to_lock);
+        if (!second_lock.owns_lock()) return false;
+        f();
+        return true;
+    }
 
     template <class FirstLock, class F>
     static auto released_pair(AccessGuard& first, AccessGuard& second, F&& f) {
@@ -130,8 +170,8 @@ class AccessGuard {
     // GIL release so it is destroyed after the GIL is re-acquired, also when
     // the section throws.
     struct InFlight {
-        int& counter;
-        explicit InFlight(int& c) : counter(c) { ++counter; }
+        InFlightCount& counter;
+        explicit InFlight(InFlightCount& c) : counter(c) { ++counter; }
         ~InFlight() { --counter; }
     };
 
@@ -145,7 +185,7 @@ class AccessGuard {
     }
 
     std::shared_mutex mutex_;
-    int in_flight_ = 0;
+    InFlightCount in_flight_{0};
 };
 
 // Runs f() with access to two filters, for unions, comparisons and
@@ -159,7 +199,18 @@ auto with_pair(AccessGuard& first, AccessGuard& second, F&& f) {
         if (std::is_same<FirstLock, std::unique_lock<std::shared_mutex>>::value) return first.write(std::forward<F>(f));
         return first.read(std::forward<F>(f));
     }
+#if defined(Py_GIL_DISABLED)
+    using Result = decltype(f());
+    if constexpr (std::is_void<Result>::value) {
+        if (AccessGuard::try_pair<FirstLock>(first, second, f)) return;
+    } else {
+        std::optional<Result> result;
+        auto store = [&] { result.emplace(f()); };
+        if (AccessGuard::try_pair<FirstLock>(first, second, store)) return std::move(*result);
+    }
+#else
     if (first.idle() && second.idle()) return f();
+#endif
     return AccessGuard::released_pair<FirstLock>(first, second, std::forward<F>(f));
 }
 
@@ -205,8 +256,9 @@ struct Guarded {
     bloomkit::KeyHashing hashing;
     // Makes this filter keyed with the 128-bit master key `secret`.
     void set_secret(const bloomkit::SipKey& secret) { hashing = bloomkit::KeyHashing(core.seed(), secret); }
-    // Single-key adds since the last capacity check (common.hpp); GIL-protected.
-    uint32_t unchecked_adds = 0;
+    // Single-key adds since the last capacity check (common.hpp); GIL-protected,
+    // atomic on free-threaded builds (a reset racing an increment only delays the check).
+    GilCounter unchecked_adds{0};
     // Live views of the core's memory (_frame_parts(), common.hpp), plus one
     // while _frame_parts() records them. Atomic: clear() reads it under the
     // filter's lock, possibly without the GIL.

@@ -592,7 +592,19 @@ void KeyBatch::from_objects(py::handle sequence) {
     // it is converted (a conversion may run Python code, e.g. __index__,
     // which could shrink a list), and the size is re-read every step.
     py::object items;
+#if defined(Py_GIL_DISABLED)
+    // Free-threaded CPython: another thread may change the list at any
+    // moment, not only while Python code runs here, and a borrowed item
+    // pointer could then be freed under the batch. A tuple copy (taken
+    // under the list's own lock, PyList_AsTuple) is the batch's keys: the
+    // list as it was at the call.
+    if (PyList_Check(sequence.ptr())) {
+        items = py::reinterpret_steal<py::object>(PyList_AsTuple(sequence.ptr()));
+        if (!items) throw py::error_already_set();
+    } else if (PyTuple_Check(sequence.ptr())) {
+#else
     if (PyList_Check(sequence.ptr()) || PyTuple_Check(sequence.ptr())) {
+#endif
         items = py::reinterpret_borrow<py::object>(sequence);
     } else {
         items = py::reinterpret_steal<py::object>(PySequence_Tuple(sequence.ptr()));
@@ -622,6 +634,14 @@ void KeyBatch::from_objects(py::handle sequence) {
 void KeyBatch::from_object_array(py::array array) {
     // NumPy object arrays hold PyObject pointers (NULL reads as None); the
     // array is kept alive by owner_ for the whole batch.
+#if defined(Py_GIL_DISABLED)
+    // Free-threaded CPython: an item assigned by another thread meanwhile
+    // would free the object read here; its keys are a tuple copy instead
+    // (as a list's, from_objects).
+    py::object copy = py::reinterpret_steal<py::object>(PySequence_Tuple(array.ptr()));
+    if (!copy) throw py::error_already_set();
+    return from_objects(copy);
+#endif
     owner_ = array;
     object_array_ = true;
     base_ = static_cast<const uint8_t*>(array.data());

@@ -29,8 +29,12 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const bloomkit::ReadOnlyError& e) {
-            static py::handle unsupported =
-                py::object(py::module_::import("io").attr("UnsupportedOperation")).release();
+            // Looked up once, also when two threads (free-threaded CPython) get here together.
+            PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
+            const py::object& unsupported =
+                storage
+                    .call_once_and_store_result([] { return py::module_::import("io").attr("UnsupportedOperation"); })
+                    .get_stored();
             PyErr_SetString(unsupported.ptr(), e.what());
         } catch (const bloomkit::ClosedError& e) {
             PyErr_SetString(PyExc_ValueError, e.what());

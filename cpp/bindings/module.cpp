@@ -34,7 +34,11 @@ void bind_sizing(py::module_& m);
 void bind_window(py::module_& m);
 }  // namespace bloomkit_py
 
-PYBIND11_MODULE(_core, m) {
+// py::mod_gil_not_used(): on free-threaded CPython importing the module
+// leaves the GIL off; every guard the GIL gave on other builds is held
+// without it there (guard.hpp, keys.cpp, docs/RELIABILITY.md "Threads"),
+// proven by .ci/free_threaded.sh.
+PYBIND11_MODULE(_core, m, py::mod_gil_not_used()) {
     m.doc() = "bloomkit C++ core (MurmurHash3_x64_128, filters, binary format)";
 
     // The SIMD kernels (bloomkit/simd.hpp): the best the CPU runs, unless

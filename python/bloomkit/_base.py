@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import threading
 
 import numpy as np
 
@@ -33,6 +34,16 @@ def load(path_or_bytes, *, secret_key=None):
     return _io.class_of_frame(data).from_bytes(data, secret_key=secret_key)
 
 
+# Instances whose __init__ is running: id -> the thread running it. pybind11
+# checks "not yet constructed" and constructs in two steps, which two threads
+# calling __init__ on one instance (truly at once on free-threaded CPython)
+# could both pass, each building a core and one leaking; claiming the
+# instance first, under one short lock, lets exactly one build it. The
+# claimant's own nested calls (a subclass's super().__init__) pass.
+_initialising: dict[int, int] = {}
+_initialising_lock = threading.Lock()
+
+
 def _once(init):
     """Wrap a filter's ``__init__`` so that calling it on a live filter raises.
 
@@ -42,12 +53,21 @@ def _once(init):
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
-        if _core._initialised(self):
-            raise TypeError(
-                f"{type(self).__name__} is already initialised: __init__ cannot be called twice "
-                "(create a new filter instead)"
-            )
-        init(self, *args, **kwargs)
+        me = threading.get_ident()
+        with _initialising_lock:
+            claimant = _initialising.get(id(self))
+            if _core._initialised(self) or claimant not in (None, me):
+                raise TypeError(
+                    f"{type(self).__name__} is already initialised: __init__ cannot be called twice "
+                    "(create a new filter instead)"
+                )
+            _initialising[id(self)] = me
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if claimant is None:
+                with _initialising_lock:
+                    del _initialising[id(self)]
 
     return __init__
 
