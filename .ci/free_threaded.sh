@@ -85,8 +85,7 @@ bash .ci/chroot.sh run "$python" -c \
 # 2. bloomkit for it, and the suites whose threads share one filter; the
 # module declares Py_MOD_GIL_NOT_USED, so the GIL stays off without
 # PYTHON_GIL=0 (python_version.sh asserts it after importing bloomkit).
-src="$root/tmp/bloomkit-src"
-rm -rf "$src" && mkdir -p "$src"
+src="$(mktemp -d "$root/tmp/bloomkit-src.XXXXXX")"
+trap 'rm -rf "$src"' EXIT
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
-bash .ci/chroot.sh run bash /tmp/bloomkit-src/.ci/python_version.sh "$python" threads
-rm -rf "$src"
+bash .ci/chroot.sh run bash "/tmp/$(basename "$src")/.ci/python_version.sh" "$python" threads
