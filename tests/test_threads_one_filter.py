@@ -137,15 +137,16 @@ def test_clears_while_six_threads_add(cls):
     cleared = threading.Event()
     clearers_left = [2]
     lock = threading.Lock()
-    last = [np.arange(1_000_000 + t * 2_000, 1_000_000 + (t + 1) * 2_000, dtype=np.uint64) for t in range(6)]
+    last = [np.arange(10**12 + t * 2_000, 10**12 + (t + 1) * 2_000, dtype=np.uint64) for t in range(6)]
 
     def writer(t):
         def run():
             i = 0
+            # Keys never repeat: a cuckoo filter stores each add of a key again.
             while not cleared.is_set():
-                f.update(np.arange(t * 100_000 + i * 500, t * 100_000 + (i + 1) * 500, dtype=np.uint64))
+                f.update(np.arange(t * 10**9 + i * 500, t * 10**9 + (i + 1) * 500, dtype=np.uint64))
                 f.add(f"w{t}-{i}")
-                i = (i + 1) % 100
+                i += 1
             f.update(last[t])
 
         return run
