@@ -204,9 +204,10 @@ class BinaryFuseFilter {
     // placing alone 4.9, and the core overlaps them only within one loop:
     // planning every key of a chunk first and reading the cells in a second
     // pass took 9.8 ns/key, one pass computing, prefetching and checking
-    // 8.85 (split_block: 6.6).
-    // With AVX2 active, keys are placed four at a time on the vector units
-    // (lookup_chunk_avx2).
+    // 8.85 (split_block: 6.6). With AVX2 active, keys are placed four at a
+    // time on the vector units (lookup_chunk_avx2): 83 -> 61 instructions
+    // per key (callgrind, 1e6 keys; split_block 66), 1.14-1.25x -> 1.08x
+    // split_block's time in the same runs (docs/decisions.md).
     // The distance is kFuseLookupDistance; Distance, Chunk and PlaceFour
     // (false: the scalar placement even with AVX2) are parameters only so
     // benchmarks/fuse_lookup_tuning.cpp can sweep and compare them.
@@ -409,8 +410,8 @@ class BinaryFuseFilter {
 
 #if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
     // lookup_chunk with keys placed four at a time (binary_fuse_avx2.hpp):
-    // the placement arithmetic of four keys is ~16 vector instructions
-    // where the scalar code takes ~12 per key. The four keys' values go to
+    // the mix and placement of four keys take ~37 vector instructions where
+    // the scalar code takes ~28 per key. The four keys' values go to
     // the ring with one store per array and are read back one by one for
     // the prefetches (a load is cheaper than extracting a lane); the checks
     // stay scalar. `first` is a multiple of four (Chunk is), so a group's
