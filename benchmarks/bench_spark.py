@@ -30,11 +30,21 @@ many rows whose first half are keys and second half are not (ids
   Each apply job also counts the keys (ids below ``rows``) it kept, so one
   pass gives the false negatives (must be 0) and the false positives.
 
+The exact join runs once, last; the other apply routes (might_contain, the
+floor, the JVM expression) run in ``--repeats`` interleaved rounds and each
+route's best round is reported, and the targets are ratios of bests: a
+burst of load on a shared machine then hits every route alike, and so does
+the session's first job of a scalar Python UDF, which also JIT-compiles
+Spark's UDF evaluation path (at 2e6 rows: 7.8 s with 8.4 s of compiler CPU
+time, then 3.5 s and 2.9 s), a cost a single timed run charged to
+whichever UDF route went first.
+
 Python workers are started (and bloomkit imported in them) by an untimed
 warm-up job first, and that cold start is reported on its own: otherwise
 whichever route runs first pays it.
 
-    python benchmarks/bench_spark.py --rows 1e6       # classic, then Connect
+    python benchmarks/bench_spark.py --rows 1e6       # classic, then Connect, 3 rounds
+    python benchmarks/bench_spark.py --rows 1e6 --repeats 5
     python benchmarks/bench_spark.py --rows 1e6 --session classic   # one kind alone
 """
 
@@ -118,6 +128,25 @@ def apply_route(probes, column, rows):
     kept = probes.where(column).agg(F.count("*").alias("kept"), F.sum((F.col("id") < rows).cast("long")).alias("keys"))
     seconds, row = timed(lambda: kept.first())
     return seconds, row["kept"], row["keys"] or 0
+
+
+def interleaved_rounds(kind, probes, routes, rows, repeats):
+    """Each route of ``(name, column, filter bytes)`` timed in ``repeats`` interleaved rounds; its best round.
+
+    Returns rows ``(name, best seconds, rows kept, keys kept, filter bytes)``;
+    every round of a route must keep the same rows.
+    """
+    best = {}
+    for round_ in range(repeats):
+        for name, column, nbytes in routes:
+            progress(f"{kind}: round {round_ + 1}/{repeats}: {name}")
+            seconds, kept, found = apply_route(probes, column, rows)
+            previous = best.get(name)
+            if previous is not None:
+                assert previous[1:3] == (kept, found), (name, previous, kept, found)
+            if previous is None or seconds < previous[0]:
+                best[name] = (seconds, kept, found, nbytes)
+    return [(name, *best[name]) for name, _, _ in routes]
 
 
 def jvm_might_contain(spark, sketch: bytes, column: str):
@@ -211,23 +240,24 @@ def run_session(kind: str, args) -> dict:
             assert f_rdd == ours
             result["builds"].append(("RDD row iterator + BloomFilter.add", t_rdd, f_rdd.nbytes))
 
+    # The floor of any Python UDF here: the same where() with an arrow_udf that
+    # only answers True, i.e. the JVM->Python->JVM round trip of the column.
+    routes = [
+        ("bloomkit might_contain (arrow_udf)", might_contain(ours, "url"), ours.nbytes),
+        ("floor: an arrow_udf answering True (no filter)", _keep_every_row()("url"), None),
+    ]
+    if kind == "classic":
+        size = bloomkit.BloomFilter.from_spark_bytes(long_sketch).nbytes
+        routes.append(
+            ("Spark JVM BloomFilterMightContain(xxhash64(url))", jvm_might_contain(spark, long_sketch, "url"), size)
+        )
+    applies = interleaved_rounds(kind, probes, routes, n, args.repeats)
+    # The exact join last, once: no timed round follows its shuffle, the
+    # largest job here.
     progress(f"{kind}: exact left-semi join")
     t_exact, exact = timed(lambda: probes.join(keys, "url", "left_semi").count())
     assert exact == members, (exact, members)
-    result["applies"].append(("exact: probes.join(keys, 'url', 'left_semi')", t_exact, exact, exact, 0))
-    progress(f"{kind}: might_contain")
-    t_ours, kept, found = apply_route(probes, might_contain(ours, "url"), n)
-    result["applies"].append(("bloomkit might_contain (arrow_udf)", t_ours, kept, found, ours.nbytes))
-    # The floor of any Python UDF here: the same where() with an arrow_udf that
-    # only answers True, i.e. the JVM->Python->JVM round trip of the column.
-    progress(f"{kind}: floor arrow_udf")
-    t_floor, kept, found = apply_route(probes, _keep_every_row()("url"), n)
-    result["applies"].append(("floor: an arrow_udf answering True (no filter)", t_floor, kept, found, None))
-    if kind == "classic":
-        progress("classic: JVM BloomFilterMightContain")
-        t_jvm, kept, found = apply_route(probes, jvm_might_contain(spark, long_sketch, "url"), n)
-        size = bloomkit.BloomFilter.from_spark_bytes(long_sketch).nbytes
-        result["applies"].append(("Spark JVM BloomFilterMightContain(xxhash64(url))", t_jvm, kept, found, size))
+    result["applies"] = [("exact: probes.join(keys, 'url', 'left_semi')", t_exact, exact, exact, 0), *applies]
     spark.stop()
     progress(f"{kind}: done")
     return result
@@ -265,7 +295,8 @@ def print_session(result: dict, args) -> None:
     print()
     print(
         f"Over `probes`, {args.probes:,} rows of which {members:,} are keys; FPR = kept non-keys / {absent:,} "
-        f"(bound {fpr_bound(p, absent):.3%} = p + 4σ)."
+        f"(bound {fpr_bound(p, absent):.3%} = p + 4σ). The exact join ran once; every other route: best of "
+        f"{args.repeats} interleaved rounds."
     )
     print()
     t_ours = result["applies"][1][1]
@@ -311,7 +342,7 @@ def print_targets(results: dict, args) -> None:
         ("might_contain, classic: JVM BloomFilterMightContain s / might_contain s", jvm / mc_classic, JVM_TARGET, ">="),
         ("might_contain: Connect s / classic s", mc_connect / mc_classic, CONNECT_TARGET, "<="),
     ]
-    print("## Targets (ratios from this run)")
+    print(f"## Targets (ratios of the routes' bests of {args.repeats} interleaved rounds, from this run)")
     print()
     print("| ratio | measured | target | met |")
     print("|---|---:|---:|---|")
@@ -340,6 +371,7 @@ def main():
     parser.add_argument("--error-rate", type=float, default=0.01)
     parser.add_argument("--driver-memory", default="3g", help="spark.driver.memory of each session")
     parser.add_argument("--session", choices=("both", *SESSIONS), default="both")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds of the apply routes; best reported")
     parser.add_argument("--rdd", action="store_true", help="also the RDD row-iterator build (classic; slow)")
     parser.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)

@@ -189,7 +189,7 @@ TEST_CASE("BinaryFuseFilter: batches shorter than the distance or ending at a ch
         mixed.push_back(keys[i]);
         mixed.push_back(absent[i]);
     }
-    // Around the distances 1, 32 (the default) and 63, and the edges of
+    // Around the distances 1, 32 (the default) and 60 (the most), and the edges of
     // the first two chunks of kHashChunk = 256 keys.
     static_assert(kHashChunk == 256, "the lengths below straddle 256-key chunk edges");
     const std::vector<size_t> lengths = {0,  1,  2,   3,   15,  16,  17,  31,  32,  33,  63,
@@ -206,7 +206,8 @@ TEST_CASE("BinaryFuseFilter: batches shorter than the distance or ending at a ch
                     using Cell = decltype(cell);
                     if (distance == 0) f.contains_many_as<Cell, 1>(as_keys(batch), present.data());
                     if (distance == 1) f.contains_many(as_keys(batch), present.data());
-                    if (distance == 2) f.contains_many_as<Cell, 63>(as_keys(batch), present.data());
+                    if (distance == 2)
+                        f.contains_many_as<Cell, BinaryFuseFilter::kMaxLookupDistance>(as_keys(batch), present.data());
                 };
                 if (bits == 8)
                     run(uint8_t{});

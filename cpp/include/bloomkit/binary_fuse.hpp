@@ -38,6 +38,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "binary_fuse_avx2.hpp"
 #include "format.hpp"
 #include "frame_reader.hpp"
 #include "hash.hpp"
@@ -45,6 +46,7 @@
 #include "memory.hpp"
 #include "platform.hpp"
 #include "prefetch.hpp"
+#include "simd.hpp"
 #include "sizing.hpp"
 #include "storage.hpp"
 
@@ -202,26 +204,43 @@ class BinaryFuseFilter {
     // placing alone 4.9, and the core overlaps them only within one loop:
     // planning every key of a chunk first and reading the cells in a second
     // pass took 9.8 ns/key, one pass computing, prefetching and checking
-    // 8.85 (split_block: 6.6).
-    // The distance is kFuseLookupDistance; Distance and Chunk are
-    // parameters only so benchmarks/fuse_lookup_tuning.cpp can sweep them.
-    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, class Keys>
+    // 8.85 (split_block: 6.6). With AVX2 active, keys are placed four at a
+    // time on the vector units (lookup_chunk_avx2): 83 -> 61 instructions
+    // per key (callgrind, 1e6 keys; split_block 66), 1.14-1.25x -> 1.08x
+    // split_block's time in the same runs (docs/decisions.md).
+    // The distance is kFuseLookupDistance; Distance, Chunk and PlaceFour
+    // (false: the scalar placement even with AVX2) are parameters only so
+    // benchmarks/fuse_lookup_tuning.cpp can sweep and compare them.
+    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, bool PlaceFour = true,
+              class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
-        static_assert(Distance > 0 && Distance < LookupRing<Cell>::kSlots, "the ring holds the keys in flight");
+        static_assert(Distance > 0 && Distance <= kMaxLookupDistance, "the ring holds the keys in flight");
+        static_assert(Chunk % 4 == 0, "chunks start at a group of four keys (lookup_chunk_avx2)");
         const uint8_t* base = bytes();
         const Placement at(params_);
         LookupRing<Cell> ring;
-        uint64_t key_hashes[Chunk];
+        alignas(32) uint64_t key_hashes[Chunk];
         const size_t total = keys.size();
         for (size_t first = 0; first < total; first += Chunk) {
             const size_t count = std::min(Chunk, total - first);
             for_each_hash<DigestUse::Stored>(keys, first, count, params_.seed,
                                              [&key_hashes](size_t j, const Hash128& h) { key_hashes[j] = h.h1; });
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+            if (PlaceFour && simd::active_level() == simd::Level::Avx2) {
+                lookup_chunk_avx2<Cell, Distance>(at, base, key_hashes, first, count, ring, present);
+                continue;
+            }
+#endif
             lookup_chunk<Cell, Distance>(at, base, key_hashes, first, count, ring, present);
         }
         for (size_t i = total > Distance ? total - Distance : 0; i < total; ++i) present[i] = ring.matches(base, i);
     }
+
+    // The keys a batch lookup holds between prefetch and check: the
+    // Distance keys in flight and the group of four placed together.
+    static constexpr size_t kLookupSlots = 64;
+    static constexpr size_t kMaxLookupDistance = kLookupSlots - 4;
 
     bool operator==(const BinaryFuseFilter& o) const { return params_ == o.params_ && words_ == o.words_; }
 
@@ -340,26 +359,35 @@ class BinaryFuseFilter {
     // calls are deleted when it is not inlined first (so at -O2 the batch
     // ran with no prefetch at all: 19.2 against 11.3 ns/key at 1e7 keys,
     // fuse_lookup_tuning.cpp).
+    // The arrays are 64-bit and 32-byte aligned so that lookup_chunk_avx2
+    // stores four keys' values into each with one vector store.
     template <class Cell>
     struct LookupRing {
-        static constexpr size_t kSlots = 64;
-        uint64_t cell0[kSlots];
-        uint64_t cell1[kSlots];
-        uint64_t cell2[kSlots];
-        Cell fingerprint[kSlots];
+        static constexpr size_t kSlots = kLookupSlots;
+        alignas(32) uint64_t cell0[kSlots];
+        alignas(32) uint64_t cell1[kSlots];
+        alignas(32) uint64_t cell2[kSlots];
+        alignas(32) uint64_t fingerprint[kSlots];
 
         BLOOMKIT_ALWAYS_INLINE void put(const uint8_t* base, size_t i, const Probe& p) {
             const size_t s = i % kSlots;
             cell0[s] = p.cell[0];
             cell1[s] = p.cell[1];
             cell2[s] = p.cell[2];
-            fingerprint[s] = static_cast<Cell>(p.fingerprint);
+            fingerprint[s] = p.fingerprint;
             platform::prefetch_read(base + p.cell[0] * sizeof(Cell));
             platform::prefetch_read(base + p.cell[1] * sizeof(Cell));
             platform::prefetch_read(base + p.cell[2] * sizeof(Cell));
         }
+        BLOOMKIT_ALWAYS_INLINE void prefetch_slot(const uint8_t* base, size_t s) const {
+            platform::prefetch_read(base + cell0[s] * sizeof(Cell));
+            platform::prefetch_read(base + cell1[s] * sizeof(Cell));
+            platform::prefetch_read(base + cell2[s] * sizeof(Cell));
+        }
         BLOOMKIT_ALWAYS_INLINE bool matches(const uint8_t* base, size_t i) const {
-            const size_t s = i % kSlots;
+            return matches_slot(base, i % kSlots);
+        }
+        BLOOMKIT_ALWAYS_INLINE bool matches_slot(const uint8_t* base, size_t s) const {
             return (fingerprint[s] ^ load_cell<Cell>(base, cell0[s]) ^ load_cell<Cell>(base, cell1[s]) ^
                     load_cell<Cell>(base, cell2[s])) == 0;
         }
@@ -379,6 +407,58 @@ class BinaryFuseFilter {
             if (i >= Distance) present[i - Distance] = ring.matches(base, i - Distance);
         }
     }
+
+#if defined(BLOOMKIT_HAVE_AVX2_KERNELS)
+    // lookup_chunk with keys placed four at a time (binary_fuse_avx2.hpp):
+    // the mix and placement of four keys take ~37 vector instructions where
+    // the scalar code takes ~28 per key. The four keys' values go to
+    // the ring with one store per array and are read back one by one for
+    // the prefetches (a load is cheaper than extracting a lane); the checks
+    // stay scalar. `first` is a multiple of four (Chunk is), so a group's
+    // slots are contiguous and aligned; a last group of fewer than four
+    // keys is placed by the scalar code. Placing the group before checking
+    // keys i - Distance .. i + 3 - Distance needs Distance + 4 slots.
+    template <class Cell, size_t Distance>
+    BLOOMKIT_TARGET_AVX2 static void lookup_chunk_avx2(const Placement at, const uint8_t* base,
+                                                       const uint64_t* key_hashes, size_t first, size_t count,
+                                                       LookupRing<Cell>& ring, uint8_t* present) {
+        static_assert(Distance + 4 <= LookupRing<Cell>::kSlots, "a group of four and the keys in flight");
+        const simd::FusePlacementX4 lanes =
+            simd::fuse_placement_x4(at.length, at.mask, at.range, at.build_seed, at.fingerprint_mask);
+        size_t j = 0;
+        if (at.range <= UINT32_MAX) {  // always, for a stored shape (binary_fuse_avx2.hpp)
+            for (; j + 4 <= count; j += 4) {
+                const size_t i = first + j;
+                const size_t s = i % LookupRing<Cell>::kSlots;
+                __m256i cell0, cell1, cell2, fingerprint;
+                simd::fuse_place_x4(_mm256_load_si256(reinterpret_cast<const __m256i*>(key_hashes + j)), lanes, cell0,
+                                    cell1, cell2, fingerprint);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(ring.cell0 + s), cell0);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(ring.cell1 + s), cell1);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(ring.cell2 + s), cell2);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(ring.fingerprint + s), fingerprint);
+                // Written out: GCC keeps a four-step loop here, with a
+                // counter and a compare per key.
+                ring.prefetch_slot(base, s);
+                ring.prefetch_slot(base, s + 1);
+                ring.prefetch_slot(base, s + 2);
+                ring.prefetch_slot(base, s + 3);
+                if (i >= Distance && Distance % 4 == 0) {
+                    const size_t t = (i - Distance) % LookupRing<Cell>::kSlots;
+                    uint8_t* answer = present + (i - Distance);
+                    answer[0] = ring.matches_slot(base, t);
+                    answer[1] = ring.matches_slot(base, t + 1);
+                    answer[2] = ring.matches_slot(base, t + 2);
+                    answer[3] = ring.matches_slot(base, t + 3);
+                } else {
+                    for (size_t k = 0; k < 4; ++k)
+                        if (i + k >= Distance) present[i + k - Distance] = ring.matches(base, i + k - Distance);
+                }
+            }
+        }
+        lookup_chunk<Cell, Distance>(at, base, key_hashes + j, first + j, count - j, ring, present);
+    }
+#endif
 
     bool matches(const Probe& p) const {
         return (p.fingerprint ^ cell(p.cell[0]) ^ cell(p.cell[1]) ^ cell(p.cell[2])) == 0;
