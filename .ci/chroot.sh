@@ -37,9 +37,13 @@ step() {  # step NAME CMD...: run CMD, print how long it took
     echo "   [chroot] $name: $((end - start)) s"
 }
 
-copy_host_config() {  # the host's CA bundle, DNS and pip configuration
+copy_host_config() {  # the host's CA bundle, DNS, host names and pip configuration
     local r="$1"
     cp /etc/resolv.conf "$r/etc/resolv.conf"
+    # The chroot shares the host's network and hostname: without the host's
+    # name in its hosts file the JVM's InetAddress.getLocalHost() fails and
+    # no Spark session starts (JAVA_GATEWAY_EXITED, UnknownHostException).
+    cp /etc/hosts "$r/etc/hosts"
     if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
         mkdir -p "$r/usr/local/share/bloomkit-ci"
         cp /etc/ssl/certs/ca-certificates.crt "$r/usr/local/share/bloomkit-ci/host-ca.crt"

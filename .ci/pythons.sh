@@ -28,16 +28,17 @@ timed() {  # timed NAME CMD...
 timed "chroot (Debian unstable)" bash .ci/chroot.sh setup
 
 # The tree as committed plus local changes, without build output, copied into
-# the chroot (wheels are built in the tree's build/ directory).
-src="$cache/sid/tmp/bloomkit-src"
-rm -rf "$src" && mkdir -p "$src"
+# the chroot (wheels are built in the tree's build/ directory); a directory of
+# this run's own, as other scripts (.ci/free_threaded.sh) share the chroot.
+src="$(mktemp -d -p "$cache/sid/tmp" bloomkit-src.XXXXXX)"
+inside="/tmp/${src##*/}"  # the same directory, seen from inside the chroot
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$src"
 
 # BLOOMKIT_PYTHONS_FULL: the versions that get the whole non-statistical suite
 # with Redis, Spark and Scrapy ([test] extra); the others run the core suites.
 level_of() { case " ${BLOOMKIT_PYTHONS_FULL-3.15} " in *" $1 "*) echo full ;; *) echo core ;; esac; }
 bench="$(mktemp)"
-trap 'rm -f "$bench"' EXIT
+trap 'rm -rf "$bench" "$src"' EXIT
 # 3.11, the reference of the ratios: the host's interpreter with this tree's extension
 # when it is built in place (a developer's checkout), else the .ci/run venv's.
 python3 benchmarks/bench_pythons.py --repeat 3 >>"$bench" 2>/dev/null ||
@@ -70,10 +71,9 @@ for version in $versions; do
             ;;
         *)
             timed "CPython $version" bash .ci/chroot.sh run \
-                bash /tmp/bloomkit-src/.ci/python_version.sh "/usr/bin/python$version" "$(level_of "$version")" |
+                bash "$inside/.ci/python_version.sh" "/usr/bin/python$version" "$(level_of "$version")" |
                 tee -a "$bench"
             ;;
     esac
 done
-rm -rf "$src"
 python3 benchmarks/bench_pythons.py --compare "$bench"

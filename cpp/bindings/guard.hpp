@@ -14,6 +14,7 @@
 #include <bloomkit/keys.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #if defined(__GLIBCXX__)
@@ -24,6 +25,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -81,12 +83,11 @@ class AccessGuard {
     // destructor as py::gil_scoped_release does: at interpreter exit a daemon
     // thread re-acquiring the GIL is ended by PyEval_RestoreThread with
     // pthread_exit, whose forced unwinding through a noexcept destructor calls
-    // std::terminate (exit status 134 instead of 0). Here it unwinds normally.
-    // f() itself may take the GIL back (a list's keys are read a block at a
-    // time: keys.cpp, object_keys) and be ended there the same way: that
-    // forced unwinding passes through untouched (a catch (...) that
-    // swallows it aborts with "FATAL: exception not rethrown"), without
-    // re-acquiring the GIL that is ending the thread.
+    // std::terminate (exit status 134 instead of 0). f() itself may take the
+    // GIL back (a list's keys are read a block at a time: keys.cpp,
+    // object_keys) and be ended there the same way. Either forced unwinding
+    // stops here (park_exiting_thread): f()'s own frames (its lock, its
+    // helper thread) are unwound by then, the caller's hold Python objects.
     template <class F>
     static auto without_gil(F&& f) -> decltype(f()) {
         using Result = decltype(f());
@@ -98,13 +99,13 @@ class AccessGuard {
             }
 #if defined(__GLIBCXX__)
             catch (abi::__forced_unwind&) {
-                throw;
+                park_exiting_thread();
             }
 #endif
             catch (...) {
                 error = std::current_exception();
             }
-            PyEval_RestoreThread(state);
+            restore_thread(state);
             if (error) std::rethrow_exception(error);
         } else {
             std::optional<Result> result;
@@ -113,19 +114,45 @@ class AccessGuard {
             }
 #if defined(__GLIBCXX__)
             catch (abi::__forced_unwind&) {
-                throw;
+                park_exiting_thread();
             }
 #endif
             catch (...) {
                 error = std::current_exception();
             }
-            PyEval_RestoreThread(state);
+            restore_thread(state);
             if (error) std::rethrow_exception(error);
             return std::move(*result);
         }
     }
 
   private:
+    // A daemon thread that CPython 3.8-3.13 ends with pthread_exit at
+    // interpreter exit (3.14 parks it inside PyEval_RestoreThread itself)
+    // must not unwind on into its caller's frames: their destructors would
+    // drop Python references with no thread state and without the GIL. On
+    // 3.12, whose object allocator is found through the thread state, the
+    // first object freed that way is a segfault at exit (a batch's result
+    // array: status 139). The thread sleeps instead, holding no lock, until
+    // the exiting process ends it; its references are never dropped.
+    [[noreturn]] static void park_exiting_thread() {
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+
+    // PyEval_RestoreThread, whose pthread_exit at interpreter exit parks the
+    // thread instead of unwinding (park_exiting_thread).
+    static void restore_thread(PyThreadState* state) {
+#if defined(__GLIBCXX__)
+        try {
+            PyEval_RestoreThread(state);
+        } catch (abi::__forced_unwind&) {
+            park_exiting_thread();
+        }
+#else
+        PyEval_RestoreThread(state);
+#endif
+    }
+
     // Registration of a section running without the GIL. Declared before the
     // GIL release so it is destroyed after the GIL is re-acquired, also when
     // the section throws.
