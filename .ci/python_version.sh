@@ -85,18 +85,21 @@ cd "$work"
 "$py" -c 'import pathlib, bloomkit; p = pathlib.Path(bloomkit.__file__).resolve(); assert "site-packages" in p.parts, p'
 # pytest's result line and every failing test's name (-ra), without the progress dots.
 summary() { grep -E '^(FAILED|ERROR) |[0-9]+ (passed|failed)'; }
-start=$(date +%s)
+# Wall and CPU time of the suite (its subprocesses included), as for the build.
 if [ "$level" = full ]; then
-    BLOOMKIT_REQUIRE_INTEGRATION=1 "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | summary
+    BLOOMKIT_REQUIRE_INTEGRATION=1 /usr/bin/time -f "%e %U %S" -o "$work/test-time" "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | summary
 elif [ "$level" = threads ]; then
     "$py" -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is on"; import bloomkit; assert not sys._is_gil_enabled(), "importing bloomkit turned the GIL on"'
-    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
+    env -u BLOOMKIT_REQUIRE_INTEGRATION /usr/bin/time -f "%e %U %S" -o "$work/test-time" \
+        "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
         "${THREAD_TESTS[@]/#/tests/}" | summary
 else
-    env -u BLOOMKIT_REQUIRE_INTEGRATION "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
+    env -u BLOOMKIT_REQUIRE_INTEGRATION /usr/bin/time -f "%e %U %S" -o "$work/test-time" \
+        "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
         "${FAST_TESTS[@]/#/tests/}" | summary
 fi
-echo "   [$version] tests ($level): $(($(date +%s) - start)) s"
+read -r wall user system < <(tail -1 "$work/test-time")
+echo "   [$version] tests ($level): ${wall%.*} s wall, $(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.0f", u + s }') CPU-s"
 
 # Per-key and batch CPU ns/key on this version (a JSON line; .ci/pythons.sh
 # prints them side by side with the ratios to 3.11).
