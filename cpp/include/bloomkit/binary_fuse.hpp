@@ -208,11 +208,15 @@ class BinaryFuseFilter {
     // time on the vector units (lookup_chunk_avx2): 83 -> 61 instructions
     // per key (callgrind, 1e6 keys; split_block 66), 1.14-1.25x -> 1.08x
     // split_block's time in the same runs (docs/decisions.md).
+    // Only 8-bit cells are placed four at a time: with 16-bit ones (22.5 MB
+    // at 1e7 keys) it was slower, 13.0-13.2 against 11.5-11.7 ns/key one at a
+    // time on a quiet machine (benchmarks/results/
+    // 2026-11-26-fuse-lookup-tuning-7e93f9d-epyc2.md).
     // The distance is kFuseLookupDistance; Distance, Chunk and PlaceFour
     // (false: the scalar placement even with AVX2) are parameters only so
     // benchmarks/fuse_lookup_tuning.cpp can sweep and compare them.
-    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk, bool PlaceFour = true,
-              class Keys>
+    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk,
+              bool PlaceFour = sizeof(Cell) == 1, class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
         static_assert(Distance > 0 && Distance <= kMaxLookupDistance, "the ring holds the keys in flight");
