@@ -209,9 +209,9 @@ class BinaryFuseFilter {
     // per key (callgrind, 1e6 keys; split_block 66), 1.14-1.25x -> 1.08x
     // split_block's time in the same runs (docs/decisions.md).
     // Only 8-bit cells are placed four at a time: with 16-bit ones (22.5 MB
-    // at 1e7 keys) it was slower, 13.0-13.2 against 11.5-11.7 ns/key one at a
+    // at 1e7 keys) it was slower, 13.0-13.4 against 11.5-11.7 ns/key one at a
     // time on a quiet machine (benchmarks/results/
-    // 2026-11-26-fuse-lookup-tuning-7e93f9d-epyc2.md).
+    // 2026-11-26-fuse-lookup-tuning-30622cb-epyc2.md).
     // The distance is kFuseLookupDistance; Distance, Chunk and PlaceFour
     // (false: the scalar placement even with AVX2) are parameters only so
     // benchmarks/fuse_lookup_tuning.cpp can sweep and compare them.
