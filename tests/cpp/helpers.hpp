@@ -8,6 +8,7 @@
 #include <bloomkit/hash.hpp>
 #include <bloomkit/keys.hpp>
 #include <bloomkit/parallel.hpp>
+#include <bloomkit/simd.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,12 @@
 #endif
 
 namespace bloomkit_test {
+
+// Restores the active SIMD level when a test ends (the level is process-wide).
+struct LevelRestore {
+    bloomkit::simd::Level saved = bloomkit::simd::active_level();
+    ~LevelRestore() { bloomkit::simd::set_level(saved); }
+};
 
 // SplitMix64's output function: a bijection on 64-bit integers, so distinct
 // inputs give distinct, well-spread keys.

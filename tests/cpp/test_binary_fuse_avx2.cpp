@@ -16,14 +16,10 @@
 using namespace bloomkit;
 using bloomkit_test::as_keys;
 using bloomkit_test::distinct_keys;
+using bloomkit_test::LevelRestore;
 using bloomkit_test::splitmix64;
 
 namespace {
-
-struct LevelRestore {
-    simd::Level saved = simd::active_level();
-    ~LevelRestore() { simd::set_level(saved); }
-};
 
 BinaryFuseFilter build_from(const std::vector<uint64_t>& keys, uint32_t bits, uint32_t seed) {
     std::vector<uint64_t> hashes;

@@ -24,15 +24,10 @@ using namespace bloomkit;
 using bloomkit_test::as_keys;
 using bloomkit_test::digest;
 using bloomkit_test::distinct_keys;
+using bloomkit_test::LevelRestore;
 using bloomkit_test::splitmix64;
 
 namespace {
-
-// Restores the active level when a test ends (the level is process-wide).
-struct LevelRestore {
-    simd::Level saved = simd::active_level();
-    ~LevelRestore() { simd::set_level(saved); }
-};
 
 BloomFilter filter_of(Layout layout, uint64_t capacity) {
     return BloomFilter(bloom_geometry_at_most(layout, capacity, 0.01, 3));
