@@ -6,33 +6,39 @@
 # of python/ importable). Called by .ci/pythons.sh, on the host or inside the
 # .ci/chroot.sh chroot.
 #
-#   .ci/python_version.sh PYTHON full    wheel[test], the non-statistical suite with
-#                                        Redis, Spark and Scrapy (BLOOMKIT_REQUIRE_INTEGRATION=1)
-#   .ci/python_version.sh PYTHON core    wheel + pytest, hypothesis, mmh3, pyarrow, pandas:
-#                                        the suites of the bindings and the core (FAST_TESTS below)
-#   .ci/python_version.sh PYTHON threads the same without mmh3 and zstandard; the suites whose
-#                                        threads share one filter (THREAD_TESTS, free-threaded builds)
+#   .ci/python_version.sh PYTHON full    wheel[test]: the non-statistical suite with
+#                                        Redis, Spark, Scrapy and Dask (BLOOMKIT_REQUIRE_INTEGRATION=1)
+#   .ci/python_version.sh PYTHON core    wheel + the [test] extra without the integrations' clients:
+#                                        the same suite without the modules of Redis, Spark,
+#                                        Scrapy and Dask (INTEGRATION_TESTS below)
+#   .ci/python_version.sh PYTHON threads the suites whose threads share one filter (THREAD_TESTS,
+#                                        free-threaded builds), without mmh3 and zstandard
+#
+# A third argument, a directory, keeps the virtualenv there (DIR/venv) and skips
+# the per-version timings: .ci/pythons.sh runs versions side by side and times
+# them one at a time afterwards, each on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 python="$1"
 level="$2"
 version="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-# Every test file that drives the extension without an optional integration.
-FAST_TESTS=(
-    test_int_keys.py test_hash.py test_keys.py test_binary_keys.py test_str_batch.py
-    test_contract.py test_misuse.py test_concurrency.py test_threads_one_filter.py test_parallel_batches.py
-    test_bloom.py test_counting.py test_scalable.py test_cuckoo.py test_cuckoo_refusal.py
-    test_layouts.py test_simd.py test_keyed.py test_limits.py test_error_messages.py
-    test_format.py test_golden.py test_loader_safety.py test_fuzz_regressions.py
-    test_save.py test_mmap.py test_mmap_lifecycle.py test_pickle_zero_copy.py test_pickle_live_writer.py
-    test_memory_lean.py test_batch_memory.py test_capacity.py test_calc.py test_cli.py
-    # zstd input: zstandard below 3.14, the standard library's compression.zstd from 3.14.
-    test_cli_frames.py::test_compression_is_detected_by_magic_bytes_in_files_and_stdin
-    test_cli_frames.py::test_build_and_query_read_zstd test_cli_frames.py::test_binary_and_archive_inputs
-)
+keep="${3:-}"
+if [ -n "$keep" ]; then
+    work="$keep"
+    mkdir -p "$work"
+else
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+fi
+# The modules that need the integrations' clients (the [test] extra's redis,
+# pyspark, scrapy and dask): their servers and clusters, the docs' examples of
+# them, and stubtest, which type-checks bloomkit.spark against pyspark. The full
+# level only.
+INTEGRATION_TESTS=(test_redis.py test_redis_cluster.py test_redis_family.py test_redis_hostile.py
+    test_redis_loss.py test_redis_window.py test_spark.py test_scrapy.py test_dask.py
+    test_doc_snippets.py test_typing.py)
+INTEGRATION_CLIENTS=(pyspark scrapy dask redis hiredis)
 # Threads hammering one filter, its guards (uninitialised instances, metadata
 # read during batches, released buffers) and every type's contract.
 THREAD_TESTS=(test_concurrency.py test_threads_one_filter.py test_parallel_batches.py test_contract.py test_misuse.py
@@ -62,29 +68,45 @@ echo "   [$version] repaired: $(basename "$wheel")"
 start=$(date +%s)
 if [ "$level" = full ]; then
     "$py" -m pip install -q "${wheel}[test]"
+elif [ "$level" = threads ]; then
+    # Neither mmh3 (support.make_frame, used by no test of THREAD_TESTS) nor
+    # zstandard (the CLI's .zst input below 3.14, imported only there): the
+    # index has no free-threaded wheel of either.
+    "$py" -m pip install -q --no-deps "$wheel"
+    "$py" -m pip install -q --only-binary=:all: "numpy>=1.23" "tqdm>=4.60" "shtab>=1.7" "pytest>=7" \
+        "hypothesis>=6" "pyarrow>=14" "pandas>=1.5"
 else
-    # pyarrow and pandas: the contract's Arrow and pandas key kinds (test_contract.py
-    # requires both). Wheels only: these levels compile nothing but bloomkit.
-    # The threads level (free-threaded builds) has neither mmh3 (support.make_frame,
-    # used by no test of THREAD_TESTS) nor zstandard (the CLI's .zst input below
-    # 3.14, imported only there): the index has no free-threaded wheel of either.
-    if [ "$level" = threads ]; then
-        "$py" -m pip install -q --no-deps "$wheel"
-        "$py" -m pip install -q --only-binary=:all: "numpy>=1.23" "tqdm>=4.60" "shtab>=1.7" "pytest>=7" \
-            "hypothesis>=6" "pyarrow>=14" "pandas>=1.5"
-    else
-        "$py" -m pip install -q --only-binary=:all: "$wheel" "pytest>=7" "hypothesis>=6" "mmh3>=4" \
-            "pyarrow>=14" "pandas>=1.5"
+    # The [test] extra as pyproject.toml lists it, without the integrations'
+    # clients; wheels only, so this level compiles nothing but bloomkit. A
+    # requirement with no wheel for this version is named, and the tests that
+    # import it report their skip in the summary below.
+    mapfile -t requirements < <("$py" - "$repo/pyproject.toml" "${INTEGRATION_CLIENTS[@]}" <<'PY'
+import re, sys, tomllib
+pyproject, *clients = sys.argv[1:]
+for requirement in tomllib.load(open(pyproject, "rb"))["project"]["optional-dependencies"]["test"]:
+    if re.match(r"[A-Za-z0-9_.-]+", requirement).group(0).lower() not in clients:
+        print(requirement)
+PY
+    )
+    "$py" -m pip install -q --only-binary=:all: "$wheel"
+    if ! "$py" -m pip install -q --only-binary=:all: "${requirements[@]}" 2>/dev/null; then
+        for requirement in "${requirements[@]}"; do
+            "$py" -m pip install -q --only-binary=:all: "$requirement" 2>/dev/null ||
+                echo "   [$version] no wheel of $requirement for this version: its tests skip"
+        done
     fi
 fi
 echo "   [$version] test dependencies: $(($(date +%s) - start)) s"
 
-cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$repo/README.md" "$work/"
+# pyproject.toml: pytest reads its options there (-ra: every skip is named).
+cp -r "$repo/tests" "$repo/examples" "$repo/fuzz" "$repo/docs" "$repo/README.md" "$repo/pyproject.toml" "$work/"
 mkdir -p "$work/cpp" && cp -r "$repo/cpp/include" "$work/cpp/"
 cd "$work"
 "$py" -c 'import pathlib, bloomkit; p = pathlib.Path(bloomkit.__file__).resolve(); assert "site-packages" in p.parts, p'
-# pytest's result line and every failing test's name (-ra), without the progress dots.
-summary() { grep -E '^(FAILED|ERROR) |[0-9]+ (passed|failed)'; }
+# pytest's result line and every failing or skipped test's name (-ra), without the progress dots.
+summary() { grep -E '^(FAILED|ERROR|SKIPPED) |[0-9]+ (passed|failed)'; }
+# Its own temporary directory: other versions' suites run at the same time.
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --basetemp=$work/pytest"
 # Wall and CPU time of the suite (its subprocesses included), as for the build.
 if [ "$level" = full ]; then
     BLOOMKIT_REQUIRE_INTEGRATION=1 /usr/bin/time -f "%e %U %S" -o "$work/test-time" "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" tests | summary
@@ -96,12 +118,14 @@ elif [ "$level" = threads ]; then
 else
     env -u BLOOMKIT_REQUIRE_INTEGRATION /usr/bin/time -f "%e %U %S" -o "$work/test-time" \
         "$py" -m pytest -q -p no:cacheprovider -m "not statistical and not checkout" \
-        "${FAST_TESTS[@]/#/tests/}" | summary
+        "${INTEGRATION_TESTS[@]/#/--ignore=tests/}" tests | summary
 fi
 read -r wall user system < <(tail -1 "$work/test-time")
 echo "   [$version] tests ($level): ${wall%.*} s wall, $(awk -v u="$user" -v s="$system" 'BEGIN { printf "%.0f", u + s }') CPU-s"
 
 # Per-key and batch CPU ns/key on this version (a JSON line; .ci/pythons.sh
-# prints them side by side with the ratios to 3.11).
-"$py" -m pip install -q numpy >/dev/null
-"$py" "$repo/benchmarks/bench_pythons.py" --repeat 3
+# prints them side by side with the ratios to 3.11), unless .ci/pythons.sh times
+# it later.
+if [ -z "$keep" ]; then
+    "$py" "$repo/benchmarks/bench_pythons.py" --repeat 3
+fi
