@@ -19,7 +19,14 @@ from .spark_sketch import SparkBloomFilter
 class _BloomCore(_core._FilterCore):
     @overload
     def __init__(
-        self, num_bits: int, num_hashes: int, seed: int, capacity: int, error_rate: float, layout: str = "classic"
+        self,
+        num_bits: int,
+        num_hashes: int,
+        seed: int,
+        capacity: int,
+        error_rate: float,
+        layout: str = "classic",
+        hashing: str = "bloomkit",
     ) -> None: ...
     @overload
     def __init__(self, other: _BloomCore) -> None: ...
@@ -33,6 +40,13 @@ class _BloomCore(_core._FilterCore):
     def __init__(self, frame: object, *, key: bytes | None = None) -> None: ...
     @property
     def layout(self) -> str: ...
+    @property
+    def hashing(self) -> str: ...
+    @overload
+    def _add_digests(self, digests: npt.NDArray[Any], results: Literal[True] = True) -> npt.NDArray[np.bool_]: ...
+    @overload
+    def _add_digests(self, digests: npt.NDArray[Any], results: bool) -> npt.NDArray[np.bool_] | None: ...
+    def _contains_digests(self, digests: npt.NDArray[Any]) -> npt.NDArray[np.bool_]: ...
     def _positions_many(self, keys: object) -> npt.NDArray[np.uint64]: ...
     @property
     def num_bits(self) -> int: ...
@@ -60,7 +74,7 @@ class BloomFilter(FileBacked, FillEstimates, SetAlgebraMixin, FilterBase, _Bloom
     # hashing="spark" returns a bloomkit.spark_sketch.SparkBloomFilter instead (__new__),
     # hashing="orc" a bloomkit.orc_bloom.OrcBloomFilter.
     def __new__(
-        cls, *args: Any, hashing: Literal["bloomkit", "spark", "orc"] = "bloomkit", **kwargs: Any
+        cls, *args: Any, hashing: Literal["bloomkit", "xxhash64", "spark", "orc"] = "bloomkit", **kwargs: Any
     ) -> BloomFilter: ...
     def __init__(
         self,
@@ -70,8 +84,11 @@ class BloomFilter(FileBacked, FillEstimates, SetAlgebraMixin, FilterBase, _Bloom
         seed: int = 0,
         layout: _Layout | None = None,
         secret_key: bytes | None = None,
-        hashing: Literal["bloomkit"] = "bloomkit",
+        hashing: Literal["bloomkit", "xxhash64"] = "bloomkit",
     ) -> None: ...
+    def add_digests(self, digests: npt.ArrayLike) -> npt.NDArray[np.bool_]: ...
+    def update_digests(self, digests: npt.ArrayLike) -> None: ...
+    def contains_digests(self, digests: npt.ArrayLike) -> npt.NDArray[np.bool_]: ...
     @classmethod
     def from_params(
         cls,
@@ -100,6 +117,7 @@ class BloomFilter(FileBacked, FillEstimates, SetAlgebraMixin, FilterBase, _Bloom
         layout: Literal["classic", "blocked512", "split_block"] | None = None,
         verify: bool = False,
         exact: bool = True,
+        hashing: Literal["bloomkit", "xxhash64"] = "bloomkit",
     ) -> BloomFilter: ...
     def _check_capacity(self, stacklevel: int = 1) -> None: ...
     def _display_rows(self) -> dict[str, Any]: ...
