@@ -25,7 +25,9 @@ from . import _core
 
 
 def _bloom(cls, capacity, error_rate, seed, variant, secret_key=None):
-    if variant == "xxhash64":  # the digest hashing (docs/FORMAT.md, "Key hashing"); a fixed layout, as golden files need
+    if (
+        variant == "xxhash64"
+    ):  # the digest hashing (docs/FORMAT.md, "Key hashing"); a fixed layout, as golden files need
         return cls(capacity, error_rate, seed=seed, layout="split_block", secret_key=secret_key, hashing="xxhash64")
     return cls(capacity, error_rate, seed=seed, layout=variant, secret_key=secret_key)
 
