@@ -154,7 +154,8 @@ def test_hashing_argument_is_checked():
         BloomFilter(100, 0.01, hashing="xxhash64", secret_key=bytes(32))
     assert BloomFilter(100).hashing == "bloomkit"
     assert BloomFilter(100, hashing="xxhash64").hashing == "xxhash64"
-    assert "xxhash64" in repr(BloomFilter(100, hashing="xxhash64"))
+    assert "seed=0 hashing=xxhash64 " in repr(BloomFilter(100, hashing="xxhash64"))
+    assert "hashing" not in repr(BloomFilter(100))  # the default is not spelled out
 
 
 # ------------------------------------------------------------------ frames

@@ -244,7 +244,17 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         return _core.BloomCore._positions_many(self, _batch.single_batch(keys))
 
     # -- set algebra (union/intersection, | & |= &=: _algebra.py) ----------
-    _summary_fields = ("capacity", "error_rate", "layout", "num_bits", "num_hashes", "nbytes", "seed", "hashing")
+    _summary_fields = ("capacity", "error_rate", "layout", "num_bits", "num_hashes", "nbytes", "seed")
+
+    def _summary(self) -> dict:
+        # The hashing is shown when it is not the default: filters of two
+        # hashings never combine, so a repr should say which one this is.
+        rows = super()._summary()
+        if self.hashing == "bloomkit":
+            return rows
+        names = list(rows)
+        at = names.index("seed") + 1
+        return {name: rows[name] for name in names[:at]} | {"hashing": self.hashing} | {n: rows[n] for n in names[at:]}
 
 
 BloomFilter._algebra_class = BloomFilter
