@@ -16,6 +16,7 @@ def open_bloom(
     layout: str | None,
     verify: bool,
     exact: bool = True,
+    hashing: str = "bloomkit",
 ) -> _T: ...
 def open_mapped(
     cls: type[_T], path: Any, mode: str, create: Callable[..., Any] | None, verify: bool, exact: bool = True
