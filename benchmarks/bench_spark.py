@@ -9,9 +9,7 @@ Data: ``keys``, ``--rows`` distinct URLs; ``probes``, a second frame of as
 many rows whose first half are keys and second half are not (ids
 ``rows/2 .. rows/2 + probes``), both cached before anything is timed.
 
-* build: ``bloomkit.spark.build_filter`` (its default, ``hashing="xxhash64"``:
-  the JVM ships each key's 8-byte ``xxhash64`` digest; and, as its own row,
-  ``hashing="bloomkit"``, which ships the strings) vs Spark's own sketch
+* build: ``bloomkit.spark.build_filter`` vs Spark's own sketch
   ``df.stat.bloomFilter`` (classic only: PySpark has no ``bloomFilter`` and a
   Connect session no ``_jdf``). Spark 4 builds that sketch with the runtime
   join filter's aggregate, whose ``spark.sql.optimizer.runtime.bloomFilter``
@@ -213,12 +211,7 @@ def run_session(kind: str, args) -> dict:
 
     # The builds, like the apply routes, in interleaved rounds, each's best.
     hashed = keys.select(F.xxhash64("url").alias("h"))
-    builds = [
-        (
-            "bloomkit build_filter (mapInArrow; default hashing='xxhash64': ships 8-byte digests)",
-            lambda: build_filter(keys, "url", capacity=n, error_rate=p),
-        )
-    ]
+    builds = [("bloomkit build_filter (mapInArrow)", lambda: build_filter(keys, "url", capacity=n, error_rate=p))]
     if kind == "classic":
         builds += [
             ("Spark df.stat.bloomFilter(url)", lambda: spark_sketch(spark, keys, "url", n, p)),
@@ -227,12 +220,6 @@ def run_session(kind: str, args) -> dict:
                 lambda: spark_sketch(spark, hashed, "h", n, p),
             ),
         ]
-    builds.append(
-        (
-            "bloomkit build_filter(hashing='bloomkit') (mapInArrow; ships the strings)",
-            lambda: build_filter(keys, "url", capacity=n, error_rate=p, hashing="bloomkit"),
-        )
-    )
     best, built = {}, {}
     for round_ in range(args.repeats):
         for name, build in builds:
@@ -241,12 +228,7 @@ def run_session(kind: str, args) -> dict:
             best[name] = min(seconds, best.get(name, seconds))
     ours = built[builds[0][0]]
     for name, _ in builds:
-        made = built[name]
-        size = (
-            made.nbytes
-            if isinstance(made, bloomkit.BloomFilter)
-            else bloomkit.BloomFilter.from_spark_bytes(made).nbytes
-        )
+        size = ours.nbytes if name == builds[0][0] else bloomkit.BloomFilter.from_spark_bytes(built[name]).nbytes
         result["builds"].append((name, best[name], size))
     if kind == "classic":
         long_sketch = built[builds[2][0]]
@@ -255,7 +237,7 @@ def run_session(kind: str, args) -> dict:
 
             def rdd_route():
                 def part(rows):
-                    f = bloomkit.BloomFilter(n, p, hashing="xxhash64")
+                    f = bloomkit.BloomFilter(n, p)
                     for row in rows:
                         f.add(row[0])
                     yield f.to_bytes()

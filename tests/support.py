@@ -47,11 +47,6 @@ class FilterCase:
         """A filter holding ``keys``: made and updated, or built from them (a frozen type)."""
         return self.row.build(keys, self._first_capacity(capacity), error_rate, seed, self.variant)
 
-    @property
-    def keyed(self) -> bool:
-        """Whether this case takes ``secret_key=`` (its row does, and not in this variant)."""
-        return self.row.keyed and self.variant not in self.row.unkeyed_variants
-
     def _first_capacity(self, capacity: int) -> int:
         return max(1, capacity // 16) if self.row.growable else capacity
 

@@ -68,7 +68,6 @@ def test_every_type_and_shape_is_pinned():
     assert {f"bloom-{layout}" for layout in make_golden.LAYOUTS} <= v2
     assert {f"scalable-grown-{layout}" for layout in make_golden.LAYOUTS} <= v2
     assert {"cuckoo-auto-grown", "keyed-bloom-split_block", "keyed-cuckoo-auto-grown"} <= v2
-    assert {"generic-bloom-xxhash64", "bloom-xxhash64-classic", "bloom-xxhash64-blocked512"} <= v2
     grown = [entry for _, name, entry in CASES if name.startswith("scalable-grown")]
     assert all(entry["params"]["num_slices"] >= 3 for entry in grown)
     stages = [entry for _, name, entry in CASES if name.endswith("cuckoo-auto-grown")]
@@ -137,10 +136,6 @@ TO_BYTES_SHA256 = {
     "generic-scalable-blocked512": "8b1b1415fd8f8d82cdae1ef1d3bf0948e87ca0ba6dfdb44c43b94bd4ac42dbec",
     "generic-scalable-classic": "acf84e2107d5aea980a689d4989c7622fbee4534adc7639d736d0d865973ffb6",
     "generic-scalable-split_block": "f97046a207557bf259068d125a4dd8d36c4e64f81a531592bc31c418131bdc92",
-    # hashing="xxhash64" (docs/FORMAT.md, "Key hashing"): split_block is the registry's variant.
-    "generic-bloom-xxhash64": "ed166898ded31c21c2a3d6b7e1ce57d2a936e1cff39791fa30e567e5a99e50ab",
-    "bloom-xxhash64-classic": "dce291631667313c44ff7d2223fe74cf8421c8e2aaf1dd5e892a14cdb8d41a83",
-    "bloom-xxhash64-blocked512": "89541c9cd110960b7e9e3a32a7305e285125d01db7f995e24912f2a5d177ade6",
     "keyed-bloom-split_block": "12021d19165a07131897eec30905132b1cb6f7194f03de5c1a5857f7b5c296be",
     "keyed-cuckoo-auto-grown": "ad6efdfdb977e6b9b1f2368d5d8c13030b3e20328e649773806da13e4ce7584f",
     "scalable-grown-blocked512": "ace129f289406fb067f4075fa61d2fd4d3f1c31ff206af92acccd82b95d8b0cf",

@@ -46,7 +46,7 @@ def _factory(case):
 
 # Every keyed row of the registry (secret_key=) that takes keys, in every variant
 # (a growable row starts at a sixteenth of 5000 and grows).
-FACTORIES = {case.name: _factory(case) for case in FILTER_CASES if case.keyed and case.row.mutable}
+FACTORIES = {case.name: _factory(case) for case in FILTER_CASES if case.row.keyed and case.row.mutable}
 
 
 def documented_digest(secret: bytes, seed: int, key) -> tuple[int, int]:

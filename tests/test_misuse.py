@@ -233,9 +233,6 @@ ARGUMENTS = {
     "positions": (["k"],),
     "to_redis": (None,),
     "to_spark_bytes": (),
-    "add_digests": ([1],),
-    "update_digests": ([1],),
-    "contains_digests": ([1],),
 }
 NOT_ABOUT_STATE = {
     "from_bytes",

@@ -246,7 +246,7 @@ def test_corrupt_and_truncated_files_are_rejected(tmp_path, mode):
         "magic": (b"X" + good[1:], "bad magic"),
         "short": (good[:10], "shorter than"),
         "num_hashes": (good[:32] + (0).to_bytes(4, "little") + good[36:], "num_hashes"),
-        "hashing": (good[:60] + b"\2" + good[61:], "unknown hashing code 2"),
+        "reserved": (good[:60] + b"\1" + good[61:], "reserved field is not zero"),
         "last word": (good[:-9] + b"\xff" + good[-8:], "bits set beyond num_bits"),
     }
     for name, (data, message) in cases.items():

@@ -254,9 +254,9 @@ def test_a_corrupt_byte_is_still_corrupt(tmp_path):
 def test_a_rejected_file_is_not_marked(tmp_path):
     path = tmp_path / "f.bk"
     _, good = saved(path)
-    bad = good[:60] + b"\2" + good[61:]  # the params' hashing field, an unknown code
+    bad = good[:60] + b"\1" + good[61:]  # the reserved params field
     path.write_bytes(bad)
-    with pytest.raises(ValueError, match="unknown hashing code 2"):
+    with pytest.raises(ValueError, match="reserved field is not zero"):
         BloomFilter.open(path, "r+")
     assert path.read_bytes() == bad
     path.write_bytes(good)

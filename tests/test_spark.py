@@ -191,15 +191,14 @@ def key_frame(spark, partitions=6):
     return spark.createDataFrame(rows, "url string, n long").repartition(partitions), rows
 
 
-@pytest.mark.parametrize("hashing", ["xxhash64", "bloomkit"])
-def test_build_filter_is_byte_equal_to_local_build(spark, hashing):
+def test_build_filter_is_byte_equal_to_local_build(spark):
     df, rows = key_frame(spark)
-    built = bkspark.build_filter(df, "url", capacity=50_000, error_rate=0.001, seed=5, hashing=hashing)
-    local = bloomkit.BloomFilter(50_000, 0.001, seed=5, hashing=hashing)
+    built = bkspark.build_filter(df, "url", capacity=50_000, error_rate=0.001, seed=5)
+    local = bloomkit.BloomFilter(50_000, 0.001, seed=5)
     local.update([url for url, _ in rows if url is not None])
-    assert built.hashing == hashing and built == local and built.to_bytes() == local.to_bytes()
-    ints = bkspark.build_filter(df, "n", capacity=60_000, error_rate=0.01, hashing=hashing)
-    local_ints = bloomkit.BloomFilter(60_000, 0.01, hashing=hashing)
+    assert built == local and built.to_bytes() == local.to_bytes()
+    ints = bkspark.build_filter(df, "n", capacity=60_000, error_rate=0.01)
+    local_ints = bloomkit.BloomFilter(60_000, 0.01)
     local_ints.update(np.array([n for _, n in rows], dtype=np.int64))
     assert ints == local_ints
 
@@ -210,7 +209,7 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     monkeypatch.setattr(bkspark, "COLLECT_BYTES", 0)  # merged with treeReduce
     built = bkspark.build_filter(df, "url", error_rate=0.01)
     assert distinct <= built.capacity <= 1.2 * distinct
-    local = bloomkit.BloomFilter(built.capacity, 0.01, hashing="xxhash64")
+    local = bloomkit.BloomFilter(built.capacity, 0.01)
     local.update([url for url, _ in rows if url is not None])
     assert built == local
 
@@ -234,7 +233,7 @@ def test_build_filter_makes_one_filter_per_task_slot(spark):
         for job in tracker.getJobIdsForGroup("bloomkit-build-slots")
     ]
     assert result_stages and [stage.numTasks for stage in result_stages] == [4] * len(result_stages)
-    local = bloomkit.BloomFilter(50_000, 0.01, hashing="xxhash64")
+    local = bloomkit.BloomFilter(50_000, 0.01)
     local.update([url for url, _ in rows if url is not None])
     assert built == local
 
@@ -284,7 +283,7 @@ def test_build_filter_batch_size_is_scoped_to_the_build(spark, monkeypatch):
 
     monkeypatch.setattr(bkspark, "_build_batches", spy)
     df, rows = key_frame(spark, partitions=3)
-    local = bloomkit.BloomFilter(50_000, 0.01, hashing="xxhash64")
+    local = bloomkit.BloomFilter(50_000, 0.01)
     local.update([url for url, _ in rows if url is not None])
     spark.conf.unset(conf)
     try:
@@ -302,112 +301,10 @@ def test_build_filter_rejects_bad_arguments_before_running(spark):
     df, _ = key_frame(spark, partitions=2)
     with pytest.raises(ValueError, match="error_rate"):
         bkspark.build_filter(df, "url", capacity=100, error_rate=1.5)
-    for hashing in ("spark", "orc", "murmur"):
-        with pytest.raises(
-            ValueError, match=f"build_filter's hashing must be 'xxhash64' or 'bloomkit', got '{hashing}'"
-        ):
-            bkspark.build_filter(df, "url", capacity=100, hashing=hashing)
     # A keyed filter's frame cannot be loaded on executors (its key is never
     # serialized): refused on the driver, before any job.
     with pytest.raises(ValueError, match="might_contain needs an unkeyed BloomFilter"):
         bkspark.might_contain(bloomkit.BloomFilter(100, secret_key=b"k" * 16), "url")
-
-
-# -- the digest route (hashing="xxhash64") ------------------------------------
-def core_digests(keys) -> np.ndarray:
-    """Each key's XXH64 digest (seed 42) of its canonical bytes, from the core, as int64."""
-    return np.array([bloomkit._core.xxhash64(bloomkit.canonical_bytes(k), 42) for k in keys], dtype=np.uint64).view(
-        np.int64
-    )
-
-
-def jvm_digests(df, expression) -> np.ndarray:
-    """``xxhash64(expression)`` of every row of ``df`` (ordered by its ``i``), computed by Spark."""
-    from pyspark.sql import functions as F
-
-    rows = df.select("i", F.xxhash64(expression).alias("d")).orderBy("i").collect()
-    return np.array([row.d for row in rows], dtype=np.int64)
-
-
-def test_jvm_xxhash64_of_strings_and_binary_equals_the_core_digest(spark):
-    from pyspark.sql import functions as F
-
-    strings = STRINGS[:2000] + ["", "é", "日本語", "😀 emoji", "\x00nul", "a" * 300, "ß" * 40]
-    df = spark.createDataFrame(list(enumerate(strings)), "i long, s string")
-    assert (jvm_digests(df, F.col("s")) == core_digests(strings)).all()
-    blobs = [bytes(range(n % 256)) + b"\xff" * (n % 7) for n in range(600)] + [b"", b"\x00" * 33]
-    df = spark.createDataFrame([(i, bytearray(b)) for i, b in enumerate(blobs)], "i long, b binary")
-    assert (jvm_digests(df, F.col("b")) == core_digests(blobs)).all()
-    # A key built from the JVM's digests is the key built from the values.
-    f = bloomkit.BloomFilter(len(strings), 0.01, hashing="xxhash64", seed=9)
-    f.update_digests(jvm_digests(spark.createDataFrame(list(enumerate(strings)), "i long, s string"), F.col("s")))
-    local = bloomkit.BloomFilter(len(strings), 0.01, hashing="xxhash64", seed=9)
-    local.update(strings)
-    assert f.to_bytes() == local.to_bytes()
-
-
-def test_jvm_xxhash64_of_integers_as_longs_equals_the_core_digest(spark):
-    from pyspark.sql import functions as F
-
-    ranged = spark.range(-3000, 3000).withColumnRenamed("id", "i")
-    assert (jvm_digests(ranged, F.col("i")) == core_digests(range(-3000, 3000))).all()
-    longs = [int(v) for v in LONGS[:2000]] + [-(2**63), 2**63 - 1, 0, -1]
-    df = spark.createDataFrame(list(enumerate(longs)), "i long, v long")
-    assert (jvm_digests(df, F.col("v")) == core_digests(longs)).all()
-    small = list(range(-128, 128))
-    for spark_type in ("tinyint", "smallint", "int"):
-        df = spark.createDataFrame(list(enumerate(small)), f"i long, v {spark_type}")
-        # Spark hashes an int as its 4 bytes: only the cast to long gives the key's digest.
-        assert (jvm_digests(df, F.col("v").cast("long")) == core_digests(small)).all()
-        assert (jvm_digests(df, F.col("v")) != core_digests(small)).all()
-
-
-def test_digest_route_is_taken_only_for_types_spark_hashes_like_bloomkit(spark):
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    for data_type in (T.StringType(), T.BinaryType(), T.LongType()):
-        assert str(bkspark._digest_source(data_type)) == str(F.col("key"))
-    for data_type in (T.ByteType(), T.ShortType(), T.IntegerType()):
-        assert str(bkspark._digest_source(data_type)) == str(F.col("key").cast("long"))
-    for data_type in (
-        T.DoubleType(),
-        T.FloatType(),
-        T.DecimalType(10, 2),
-        T.BooleanType(),
-        T.DateType(),
-        T.TimestampType(),
-        T.StringType("UTF8_LCASE"),
-    ):
-        assert bkspark._digest_source(data_type) is None, data_type
-
-
-def test_build_filter_on_digests_has_no_false_negatives_and_its_rate(spark):
-    df = spark.createDataFrame([(s,) for s in STRINGS], "s string").repartition(4)
-    built = bkspark.build_filter(df, "s", capacity=len(STRINGS), error_rate=0.01, seed=3)
-    local = bloomkit.BloomFilter(len(STRINGS), 0.01, seed=3, hashing="xxhash64")
-    local.update(STRINGS)
-    assert built.hashing == "xxhash64" and built.to_bytes() == local.to_bytes()
-    assert built.contains_many(STRINGS).all()  # no false negative over 100,008 keys
-    false_positives = built.contains_many(ABSENT_STRINGS).sum()
-    assert 0 < false_positives <= fpr_bound(0.01, len(ABSENT_STRINGS)) * len(ABSENT_STRINGS)
-    longs = spark.createDataFrame([(int(v),) for v in LONGS], "v long").repartition(3)
-    built_longs = bkspark.build_filter(longs, "v", capacity=N, error_rate=0.01)
-    local_longs = bloomkit.BloomFilter(N, 0.01, hashing="xxhash64")
-    local_longs.update(LONGS)
-    assert built_longs.to_bytes() == local_longs.to_bytes()
-    assert built_longs.contains_many(LONGS).all()
-    assert built_longs.contains_many(ABSENT_LONGS).sum() <= fpr_bound(0.01, N) * N
-
-
-def test_build_filter_ships_values_of_other_types_and_answers_alike(spark):
-    values = [5.0, 2.5, -0.0, float("inf"), 1e300] + [i / 4 for i in range(4000)]
-    df = spark.createDataFrame([(v,) for v in values], "x double").repartition(2)
-    built = bkspark.build_filter(df, "x", capacity=5000, error_rate=0.01)
-    local = bloomkit.BloomFilter(5000, 0.01, hashing="xxhash64")
-    local.update(np.array(values))
-    assert built.hashing == "xxhash64" and built.to_bytes() == local.to_bytes()
-    assert 5 in built and 0 in built  # 5.0 is the key 5, -0.0 the key 0, as everywhere in bloomkit
 
 
 # -- might_contain ------------------------------------------------------------

@@ -274,34 +274,15 @@ struct ViewedArrays {
 // `hashing` is how its keys are hashed (MurmurHash3 under the core's seed,
 // or SipHash for a keyed filter: keys.hpp, KeyHashing); the cores only ever
 // see digests, so the secret key lives here and nowhere in the core.
-// A core's KeyHashing before any secret key: its seed, and the digest
-// function of a core that stores one (the Bloom filter's `hashing`).
-template <class Core>
-auto initial_hashing(const Core& core, int) -> decltype(core.digest(), bloomkit::KeyHashing(0)) {
-    return bloomkit::KeyHashing(core.seed(), core.digest());
-}
-template <class Core>
-bloomkit::KeyHashing initial_hashing(const Core& core, long) {
-    return bloomkit::KeyHashing(core.seed());
-}
-
 template <class Core>
 struct Guarded {
     template <class... Args>
-    explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...), hashing(initial_hashing(core, 0)) {}
+    explicit Guarded(Args&&... args) : core(std::forward<Args>(args)...), hashing(core.seed()) {}
     Core core;
     AccessGuard guard;
     bloomkit::KeyHashing hashing;
-    // Makes this filter keyed with the 128-bit master key `secret`. An
-    // xxhash64 filter's digests are public by design (a JVM computes
-    // them), so it cannot be keyed.
-    void set_secret(const bloomkit::SipKey& secret) {
-        if (hashing.digest() != bloomkit::KeyDigest::Murmur3)
-            throw std::invalid_argument(
-                "secret_key is not supported with hashing='xxhash64': its digests are XXH64 under a public seed "
-                "so that other systems (Spark's xxhash64) can compute them");
-        hashing = bloomkit::KeyHashing(core.seed(), secret);
-    }
+    // Makes this filter keyed with the 128-bit master key `secret`.
+    void set_secret(const bloomkit::SipKey& secret) { hashing = bloomkit::KeyHashing(core.seed(), secret); }
     // Single-key adds since the last capacity check (common.hpp); GIL-protected,
     // atomic on free-threaded builds (a reset racing an increment only delays the check).
     GilCounter unchecked_adds{0};

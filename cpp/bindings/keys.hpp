@@ -193,10 +193,10 @@ class KeyBatch {
 
     size_t size() const { return count_; }
 
-    // Calls f(key_source) with a core key source; for a keyed or xxhash64 filter,
+    // Calls f(key_source) with a core key source; for a keyed filter,
     // sources read in place are wrapped once per batch
-    // (KeyHashing::visit_source) and Python objects are hashed by it. Only
-    // a plain (MurmurHash3) 64-bit integer array reaches f as its own type (the
+    // (KeyHashing::visit_source) and Python objects are hashed keyed. Only
+    // an unkeyed 64-bit integer array reaches f as its own type (the
     // two-thread insert hashes it straight into its ring, parallel.hpp);
     // every other source as an ErasedKeys built in keys.cpp, so each
     // filter's batch loops are compiled for two source types, not twenty,
@@ -205,7 +205,7 @@ class KeyBatch {
     template <class F>
     void visit(F&& f) const {
         using Call = std::remove_reference_t<F>;
-        if ((kind_ == Kind::Int64 || kind_ == Kind::UInt64) && hashing_.plain()) return f(ints<uint64_t>());
+        if ((kind_ == Kind::Int64 || kind_ == Kind::UInt64) && !hashing_.keyed()) return f(ints<uint64_t>());
         visit_erased([](void* call, const bloomkit::ErasedKeys& keys) { (*static_cast<Call*>(call))(keys); },
                      const_cast<void*>(static_cast<const void*>(&f)));
     }

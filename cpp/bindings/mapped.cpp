@@ -63,18 +63,13 @@ void bind_mapped_bloom(py::module_& m, py::class_<Guarded<BloomFilter>>& cls) {
     m.def(
         "_create_bloom_file",
         [](int fd, const std::string& path, uint64_t num_bits, uint32_t num_hashes, uint32_t seed, uint64_t capacity,
-           double error_rate, const std::string& layout, const std::string& hashing) {
-            const BloomGeometry geometry{num_bits,
-                                         num_hashes,
-                                         seed,
-                                         capacity,
-                                         error_rate,
-                                         bloomkit::layout_from_name(layout),
-                                         bloomkit::key_digest_from_name(hashing)};
+           double error_rate, const std::string& layout) {
+            const BloomGeometry geometry{num_bits, num_hashes, seed,
+                                         capacity, error_rate, bloomkit::layout_from_name(layout)};
             return AccessGuard::without_gil([&] { return bloomkit::create_bloom_file(fd, path, geometry); });
         },
         py::arg("fd"), py::arg("path"), py::arg("num_bits"), py::arg("num_hashes"), py::arg("seed"),
-        py::arg("capacity"), py::arg("error_rate"), py::arg("layout"), py::arg("hashing") = "bloomkit");
+        py::arg("capacity"), py::arg("error_rate"), py::arg("layout"));
 
     // The filter over the file's payload, in place (no copy).
     cls.def(

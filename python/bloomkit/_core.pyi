@@ -92,15 +92,7 @@ class MappedFile(metaclass=_Pybind11Type):
     def size(self) -> int: ...
 
 def _create_bloom_file(
-    fd: int,
-    path: str,
-    num_bits: int,
-    num_hashes: int,
-    seed: int,
-    capacity: int,
-    error_rate: float,
-    layout: str,
-    hashing: str = "bloomkit",
+    fd: int, path: str, num_bits: int, num_hashes: int, seed: int, capacity: int, error_rate: float, layout: str
 ) -> MappedFile: ...
 def _create_rotating_file(
     fd: int, path: str, capacity: int, error_rate: float, window: WindowSpec, seed: int, layout: str

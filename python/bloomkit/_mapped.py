@@ -33,7 +33,7 @@ from . import _core, _io, calc
 MODES = ("r", "r+", "w+")
 
 
-def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact=True, hashing="bloomkit"):
+def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact=True):
     """A BloomFilter (``cls``) whose bits are the payload of the file at ``path``, mapped in place."""
     if mode == "w+":
         if capacity is None:
@@ -51,16 +51,12 @@ def open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exac
                 int(capacity),
                 float(error_rate),
                 params.layout,
-                hashing,
             )
 
         return open_mapped(cls, path, mode, create, verify, exact)
     if mode in MODES and (capacity is not None or layout is not None):
         name = os.fsdecode(os.fspath(path))
         raise TypeError(f"capacity and layout are for mode 'w+'; mode {mode!r} reads them from {name}")
-    if mode in MODES and hashing != "bloomkit":
-        name = os.fsdecode(os.fspath(path))
-        raise TypeError(f"hashing is for mode 'w+'; mode {mode!r} reads it from {name}")
     return open_mapped(cls, path, mode, None, verify, exact)
 
 

@@ -16,7 +16,6 @@ def open_bloom(
     layout: str | None,
     verify: bool,
     exact: bool = True,
-    hashing: str = "bloomkit",
 ) -> _T: ...
 def open_mapped(
     cls: type[_T], path: Any, mode: str, create: Callable[..., Any] | None, verify: bool, exact: bool = True

@@ -25,10 +25,6 @@ from . import _core
 
 
 def _bloom(cls, capacity, error_rate, seed, variant, secret_key=None):
-    if (
-        variant == "xxhash64"
-    ):  # the digest hashing (docs/FORMAT.md, "Key hashing"); a fixed layout, as golden files need
-        return cls(capacity, error_rate, seed=seed, layout="split_block", secret_key=secret_key, hashing="xxhash64")
     return cls(capacity, error_rate, seed=seed, layout=variant, secret_key=secret_key)
 
 
@@ -104,7 +100,6 @@ class FilterRow:
     # Every other mutable type takes keys past `capacity` as it is.
     unbounded_options: tuple = ()
     keyed: bool = False  # secret_key= (keyed SipHash hashing, docs/RELIABILITY.md): make(..., secret_key=)
-    unkeyed_variants: tuple = ()  # variants of a keyed row that refuse secret_key (public hashing)
     mappable: bool = False  # open() maps a file (Bloom, rotating: read, write, create; binary fuse: read-only)
     windowed: bool = False  # forgets keys older than a window
     framed: bool = True  # to_bytes() is a docs/FORMAT.md frame, loadable by bloomkit.load
@@ -161,8 +156,7 @@ ROWS = (
         1,
         _bloom,
         keyed=True,
-        variants=BLOOM_LAYOUTS + ("xxhash64",),
-        unkeyed_variants=("xxhash64",),
+        variants=BLOOM_LAYOUTS,
         mappable=True,
         order_free=True,
         mergeable=True,

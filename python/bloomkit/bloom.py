@@ -41,19 +41,6 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         (:func:`bloomkit.calc.layout_table`). By default
         :func:`bloomkit.calc.default_layout`: the fastest layout within
         1.10× classic's memory for this capacity and rate.
-    hashing : str, keyword-only, default "bloomkit"
-        How a key's canonical bytes become its digest (docs/FORMAT.md, "Key
-        hashing"): ``"bloomkit"`` (MurmurHash3_x64_128 under ``seed``) or
-        ``"xxhash64"`` (XXH64 with seed 42, what Spark SQL's ``xxhash64(col)``
-        computes, then ``seed`` mixed in), whose filters also take those
-        64-bit digests directly (:meth:`add_digests`,
-        :meth:`contains_digests`): a JVM can hash the keys and ship 8 bytes
-        each (:func:`bloomkit.spark.build_filter`). Both hashings give the
-        same false-positive rate; filters combine only with equal hashing;
-        an xxhash64 filter cannot take ``secret_key``. ``"spark"`` and
-        ``"orc"`` return a filter in that system's own format instead
-        (:class:`~bloomkit.spark_sketch.SparkBloomFilter`,
-        :class:`~bloomkit.orc_bloom.OrcBloomFilter`).
 
     Notes
     -----
@@ -98,7 +85,8 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
                 )
 
             return OrcBloomFilter(*args, **kwargs)
-        _check_hashing(hashing, kwargs.get("secret_key"))
+        if hashing != "bloomkit":
+            raise ValueError(f"hashing must be 'bloomkit', 'spark' or 'orc', got {hashing!r}")
         return super().__new__(cls)
 
     @staticmethod
@@ -116,7 +104,6 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         return OrcBloomFilter.from_orc_bytes(data)
 
     def __init__(self, capacity, error_rate=0.01, *, seed=0, layout=None, secret_key=None, hashing="bloomkit"):
-        _check_hashing(hashing, secret_key)
         key = _keyed.master_key(secret_key)
         params = calc.bloom_params(capacity, error_rate, layout)
         _core.BloomCore.__init__(
@@ -127,31 +114,8 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
             int(capacity),
             float(error_rate),
             params.layout,
-            hashing,
         )
         _keyed.apply(self, key)
-
-    # -- precomputed digests (hashing="xxhash64") -------------------------
-    def add_digests(self, digests) -> np.ndarray:
-        """Insert keys given as their 64-bit XXH64 digests (seed 42); True where already present.
-
-        ``digests`` is a 1-D array-like of int64 or uint64, e.g. what Spark
-        SQL's ``xxhash64(col)`` returned for the keys: adding a key's digest
-        is adding the key (``xxhash64`` filters only; ``ValueError`` on any
-        other). Read in place when it is an int64/uint64 NumPy array.
-        """
-        result = _core.BloomCore._add_digests(self, _digest_array(digests))
-        self._check_capacity(2)
-        return result
-
-    def update_digests(self, digests) -> None:
-        """:meth:`add_digests` without the result array."""
-        _core.BloomCore._add_digests(self, _digest_array(digests), False)
-        self._check_capacity(2)
-
-    def contains_digests(self, digests) -> np.ndarray:
-        """Bool array: for each 64-bit XXH64 digest, whether its key is (probably) present."""
-        return _core.BloomCore._contains_digests(self, _digest_array(digests))
 
     @classmethod
     def from_params(cls, num_bits, num_hashes, *, seed=0, layout="classic", secret_key=None):
@@ -180,19 +144,7 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
 
     # -- file-backed filters (docs/decisions.md, "File-backed filters") ---
     @classmethod
-    def open(
-        cls,
-        path,
-        mode="r",
-        *,
-        capacity=None,
-        error_rate=0.01,
-        seed=0,
-        layout=None,
-        verify=False,
-        exact=True,
-        hashing="bloomkit",
-    ):
+    def open(cls, path, mode="r", *, capacity=None, error_rate=0.01, seed=0, layout=None, verify=False, exact=True):
         """A filter whose bits are the file at ``path``, mapped into memory (no copy).
 
         ``mode="r"`` maps a saved filter read-only: opening is O(1), memory
@@ -206,9 +158,7 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         lock, and a key added by several writers at once may be reported
         new to more than one. ``"w+"`` creates the file for ``capacity``/
         ``error_rate``/``seed``/``layout`` (as the constructor) without
-        building the filter in RAM, then maps it as ``"r+"``. ``hashing``
-        is for ``"w+"`` too (``"bloomkit"`` or ``"xxhash64"``); the other
-        modes read it from the file.
+        building the filter in RAM, then maps it as ``"r+"``.
 
         Pickling an open filter (``multiprocessing``) sends its path and mode:
         the receiver maps the same file (``ValueError`` if the file at that
@@ -224,9 +174,7 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
         writer died loads as "not closed cleanly", and
         ``BloomFilter.open(path, "r+").close()`` repairs it.
         """
-        if hashing not in _HASHINGS:
-            raise ValueError(f"hashing of a file must be 'bloomkit' or 'xxhash64', got {hashing!r}")
-        return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact, hashing)
+        return _mapped.open_bloom(cls, path, mode, capacity, error_rate, seed, layout, verify, exact)
 
     def _check_capacity(self, stacklevel: int = 1) -> None:
         # A file-backed filter counts its set bits by reading the whole file
@@ -246,41 +194,8 @@ class BloomFilter(_mapped.FileBacked, FillEstimates, SetAlgebraMixin, FilterBase
     # -- set algebra (union/intersection, | & |= &=: _algebra.py) ----------
     _summary_fields = ("capacity", "error_rate", "layout", "num_bits", "num_hashes", "nbytes", "seed")
 
-    def _summary(self) -> dict:
-        # The hashing is shown when it is not the default: filters of two
-        # hashings never combine, so a repr should say which one this is.
-        rows = super()._summary()
-        if self.hashing == "bloomkit":
-            return rows
-        names = list(rows)
-        at = names.index("seed") + 1
-        return {name: rows[name] for name in names[:at]} | {"hashing": self.hashing} | {n: rows[n] for n in names[at:]}
-
 
 BloomFilter._algebra_class = BloomFilter
-
-# The hashings of this class's own frames (docs/FORMAT.md, type 1 `hashing`).
-_HASHINGS = ("bloomkit", "xxhash64")
-
-
-def _check_hashing(hashing, secret_key) -> None:
-    if hashing not in _HASHINGS:
-        raise ValueError(f"hashing must be 'bloomkit', 'xxhash64', 'spark' or 'orc', got {hashing!r}")
-    if hashing == "xxhash64" and secret_key is not None:
-        raise ValueError(
-            "secret_key is not supported with hashing='xxhash64': its digests are XXH64 under a public seed "
-            "so that other systems (Spark's xxhash64) can compute them"
-        )
-
-
-def _digest_array(digests) -> np.ndarray:
-    """``digests`` as a 1-D int64/uint64 array (NumPy arrays of those dtypes as they are)."""
-    array = np.asarray(digests)  # pandas, pyarrow (no nulls) and lists too; a NumPy array as it is
-    if array.ndim != 1 or array.dtype.kind not in "iu" or array.dtype.itemsize != 8:
-        raise TypeError(
-            f"digests must be a 1-D array of int64 or uint64 (64-bit XXH64 digests), got {array.ndim}-D {array.dtype}"
-        )
-    return array
 
 
 def _check_pair(a, b, what):

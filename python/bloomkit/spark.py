@@ -8,10 +8,7 @@ touches ``sparkContext``, py4j, RDDs or broadcast variables.
 
 * :func:`build_filter` builds one filter per task slot from Arrow batches
   (``mapInArrow``; each batch goes to C++ in one ``update`` call without a
-  per-row Python loop) and ORs the partition filters. By default
-  (``hashing="xxhash64"``) the JVM hashes string, binary and integer keys
-  with Spark's own ``xxhash64`` and ships 8 bytes per row instead of the
-  values (docs/integrations.md) (classic: on the driver,
+  per-row Python loop) and ORs the partition filters (classic: on the driver,
   or a ``treeReduce`` when large; Connect: the driver when they total at
   most ``COLLECT_BYTES``, else a second Arrow pass after a shuffle first). The result is byte-equal to a
   :class:`bloomkit.BloomFilter` built locally from the same keys: all
@@ -92,58 +89,17 @@ def _column(column):
     return F.col(column) if isinstance(column, str) else column
 
 
-def _digest_source(data_type):
-    """The expression whose ``xxhash64`` is the digest of a column of ``data_type``'s keys, or None.
-
-    Spark's ``xxhash64`` (XXH64, seed 42) hashes a string's UTF-8 bytes, a
-    binary value's bytes and a long's 8 little-endian bytes: exactly the
-    canonical bytes of those keys (docs/FORMAT.md, "Key hashing"). A
-    narrower integer is hashed by Spark as 4 bytes, so it is cast to long
-    first. Any other type (floats: 5.0 is the key 5; decimals, dates,
-    timestamps, booleans; collated strings, which Spark hashes by their
-    collation key) has no such expression: its values are shipped.
-    """
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    key = F.col("key")
-    if isinstance(data_type, T.StringType):
-        return key if getattr(data_type, "collation", "UTF8_BINARY") == "UTF8_BINARY" else None
-    if isinstance(data_type, (T.BinaryType, T.LongType)):
-        return key
-    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType)):
-        return key.cast("long")
-    return None
-
-
-_BUILD_HASHINGS = ("xxhash64", "bloomkit")
-
-
-def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0, hashing="xxhash64") -> BloomFilter:
+def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> BloomFilter:
     """A :class:`bloomkit.BloomFilter` of the non-null values of ``df[column]``.
 
     ``capacity=None`` sizes the filter from ``approx_count_distinct`` (one
     extra pass over the data, plus 4 % head-room). Values are keys as
     everywhere in bloomkit: strings as UTF-8, binary as bytes, integer
     columns as 64-bit integers.
-
-    ``hashing="xxhash64"`` (the default) builds a ``BloomFilter(...,
-    hashing="xxhash64")``: for a string, binary or integer column the JVM
-    computes each key's digest (Spark's ``xxhash64``) and ships 8 bytes per
-    row instead of the value, which is what makes the build fast
-    (docs/decisions.md, "Spark builds ship digests"); other column types
-    ship their values, hashed the same way in Python. ``hashing="bloomkit"``
-    builds the MurmurHash3 filter, from the values, for combining with
-    filters built that way.
     """
     from pyspark.sql import functions as F
 
-    if hashing not in _BUILD_HASHINGS:
-        raise ValueError(f"build_filter's hashing must be 'xxhash64' or 'bloomkit', got {hashing!r}")
     keys = df.select(_column(column).alias("key")).where(F.col("key").isNotNull())
-    digest_of = _digest_source(keys.schema["key"].dataType) if hashing == "xxhash64" else None
-    if digest_of is not None:
-        keys = keys.select(F.xxhash64(digest_of).alias("key"))
     spark = df.sparkSession
     connect = is_connect(spark)  # no sparkContext, RDDs or py4j on a Spark Connect session
     # One filter per task slot, not per partition: every partition filter is
@@ -160,27 +116,22 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0, hashing=
     if capacity is None:
         estimate = keys.select(F.approx_count_distinct("key", rsd=_RSD)).first()[0]
         capacity = max(1, math.ceil(estimate * _HEADROOM))
-    empty = BloomFilter(capacity, error_rate, seed=seed, hashing=hashing)  # validates the arguments on the driver
+    empty = BloomFilter(capacity, error_rate, seed=seed)  # validates the arguments on the driver
     capacity, error_rate = empty.capacity, empty.error_rate
-    digests = digest_of is not None
-
-    def partition_filter(batches) -> BloomFilter:
-        partition = BloomFilter(capacity, error_rate, seed=seed, hashing=hashing)
-        for batch in batches:
-            if digests:  # int64 without nulls: read in place
-                partition.update_digests(batch.column(0).to_numpy())
-            else:
-                partition.update(batch.column(0))
-        return partition
 
     def build_partition(batches):
         import pyarrow as pa
 
-        partition = partition_filter(batches)
+        partition = BloomFilter(capacity, error_rate, seed=seed)
+        for batch in batches:
+            partition.update(batch.column(0))
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
     def build_partition_in_chunks(batches):
-        yield from _chunk_batches(partition_filter(batches))
+        partition = BloomFilter(capacity, error_rate, seed=seed)
+        for batch in batches:
+            partition.update(batch.column(0))
+        yield from _chunk_batches(partition)
 
     if connect and slots * empty.nbytes <= COLLECT_BYTES:
         # Every partition filter fits at the driver: collect them as they are

@@ -26,7 +26,6 @@ import bloomkit
 from bloomkit import _types
 
 PARAMETERS = (
-    "hashing",
     "capacity",
     "error_rate",
     "seed",
@@ -94,10 +93,6 @@ def golden_filters() -> dict:
     grown = bloomkit.CuckooFilter(100, 0.01, auto_grow=True, seed=3)
     grown.update(inserted_keys(600))  # several stages
     filters["cuckoo-auto-grown"] = (grown, 600)
-    for layout in ("classic", "blocked512"):  # split_block: generic-bloom-xxhash64
-        digested = bloomkit.BloomFilter(500, 0.01, seed=12345, layout=layout, hashing="xxhash64")
-        digested.update(inserted_keys(500))
-        filters[f"bloom-xxhash64-{layout}"] = (digested, 500)
     keyed = bloomkit.BloomFilter(
         500, 0.01, seed=12345, layout="split_block", secret_key=SECRETS["keyed-bloom-split_block"]
     )

@@ -3,9 +3,8 @@
 // blocked512 (all k in one 64-byte line) or split_block (8 bits in one
 // 256-bit block, the Parquet scheme).
 //
-// Positions come from one 128-bit digest (MurmurHash3_x64_128, or for
-// hashing="xxhash64" XXH64 then xxh64_digest_pair: hash.hpp), so a key
-// costs one hash regardless of k. Sizing and predicted rates: sizing.hpp.
+// Positions come from one MurmurHash3_x64_128 digest, so a key costs one
+// hash regardless of k. Sizing and predicted rates: sizing.hpp.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +36,6 @@ struct BloomGeometry {
     uint64_t capacity = 0;
     double error_rate = 0.0;
     Layout layout = Layout::Classic;
-    // How keys become digests (keys.hpp). Only the plain Bloom filter
-    // stores another than MurmurHash3 (type 1 params, `hashing`).
-    KeyDigest digest = KeyDigest::Murmur3;
 
     void validate() const {
         require_count("num_bits", num_bits);
@@ -57,15 +53,13 @@ struct BloomGeometry {
                                         std::to_string(num_bits));
         if (layout == Layout::SplitBlock && num_hashes != kSplitBlockHashes)
             throw std::invalid_argument("a split_block filter has num_hashes 8, got " + std::to_string(num_hashes));
-        if (!valid_key_digest_code(static_cast<uint32_t>(digest)))
-            throw std::invalid_argument("unknown hashing code " + std::to_string(static_cast<uint32_t>(digest)));
     }
 
     // Two filters can be merged bit-for-bit only when every key maps to the
     // same positions in both.
     bool compatible(const BloomGeometry& other) const {
         return num_bits == other.num_bits && num_hashes == other.num_hashes && seed == other.seed &&
-               layout == other.layout && digest == other.digest;
+               layout == other.layout;
     }
 
     // The 32 bytes common to every format version (docs/FORMAT.md, type 1).
@@ -169,7 +163,6 @@ class BloomFilter {
     uint32_t num_hashes() const { return geometry_.num_hashes; }
     uint32_t seed() const { return geometry_.seed; }
     Layout layout() const { return geometry_.layout; }
-    KeyDigest digest() const { return geometry_.digest; }
     uint64_t nbytes() const { return bits_.nbytes(); }
     uint64_t set_bits() const {
         const BitArray& bits = read_bits();
@@ -387,10 +380,6 @@ class BloomFilter {
     }
 
     void check_compatible(const BloomFilter& other, const char* operation) const {
-        if (geometry_.digest != other.geometry_.digest)
-            throw std::invalid_argument(std::string(operation) + " needs filters with equal hashing; got '" +
-                                        key_digest_name(geometry_.digest) + "' and '" +
-                                        key_digest_name(other.geometry_.digest) + "'");
         if (geometry_.layout != other.geometry_.layout)
             throw std::invalid_argument(std::string(operation) + " needs filters with equal layouts; got '" +
                                         layout_name(layout()) + "' and '" + layout_name(other.layout()) + "'");
@@ -441,14 +430,10 @@ class BloomFilter {
 
     // --- serialization (docs/FORMAT.md, type tag 1) ---
 
-    // Version 2 params: the 32 common bytes, then layout and hashing (the
-    // u32 other types keep reserved: 0 = MurmurHash3, so every frame written
-    // before it existed reads unchanged, and a reader that predates it
-    // rejects an xxhash64 frame instead of answering with the wrong hash).
+    // Version 2 params: the 32 common bytes, then layout and reserved.
     static void write_params(ByteWriter& w, const BloomGeometry& geometry) {
         geometry.write(w);
-        w.u32(static_cast<uint32_t>(geometry.layout));
-        w.u32(static_cast<uint32_t>(geometry.digest));
+        BloomGeometry::write_layout(w, geometry.layout);
     }
     void write_params(ByteWriter& w) const { write_params(w, geometry_); }
     static uint64_t payload_length(const BloomGeometry& geometry) {
@@ -513,15 +498,7 @@ class BloomFilter {
         BloomGeometry g = BloomGeometry::read_fields(params);
         check_stored(g);  // the common fields first, so their errors are named
         if (version >= 2) {
-            const uint32_t code = params.u32("layout");
-            if (!valid_layout_code(code))
-                throw FormatError("invalid stored parameters: unknown layout code " + std::to_string(code));
-            g.layout = static_cast<Layout>(code);
-            const uint32_t hashing = params.u32("hashing");
-            if (!valid_key_digest_code(hashing))
-                throw FormatError("invalid stored parameters: unknown hashing code " + std::to_string(hashing) +
-                                  " (0 = MurmurHash3, 1 = xxhash64)");
-            g.digest = static_cast<KeyDigest>(hashing);
+            g.layout = BloomGeometry::read_layout(params);
             check_stored(g);
         }
         params.expect_end("params");

@@ -151,27 +151,6 @@ BLOOMKIT_ALWAYS_INLINE Hash128 murmur3_x64_128_u64(uint64_t value, uint32_t seed
     return finalize_lanes(mix_k1(value) ^ lane, lane);
 }
 
-// The (h1, h2) of a filter built with hashing="xxhash64" (docs/FORMAT.md,
-// "Key hashing"), from the key's 64-bit digest d = XXH64(canonical bytes,
-// kXxh64KeySeed) — what Spark SQL's built-in xxhash64(col) computes, so a
-// JVM can hash the keys and ship 8 bytes per key. d is already uniform; the
-// mix exists to make the filter's seed matter (filters with different seeds
-// hash independently, as with MurmurHash3) and to make a second 64-bit word:
-//     x  = d + seed * 0x9E3779B97F4A7C15   (2^64 / golden ratio, odd)
-//     h1 = fmix64(x)
-//     h2 = fmix64(x ^ 0xC2B2AE3D27D4EB4F)  (XXH64's PRIME64_2)
-// For a given seed x is a bijection of d and fmix64 (MurmurHash3's full-
-// avalanche finaliser) is a bijection, so distinct digests give distinct
-// h1 and distinct h2, and the two words of one key differ in about half
-// their bits. Only a lookup whose digest equals a present key's is a
-// false positive the bits do not explain: n / 2^64 per lookup, 5e-11 at
-// n = 10^9 keys, far below any error_rate.
-constexpr uint64_t kXxh64KeySeed = 42;  // Spark's XxHash64Function seed
-inline Hash128 xxh64_digest_pair(uint64_t digest, uint32_t seed) {
-    const uint64_t x = digest + static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ULL;
-    return {detail::fmix64(x), detail::fmix64(x ^ 0xC2B2AE3D27D4EB4FULL)};
-}
-
 // Maps a uniformly distributed 64-bit value onto [0, range) without a
 // division: floor(x * range / 2^64) (Lemire, "Fast random integer generation
 // in an interval", 2019). Uses the high bits of x, which MurmurHash mixes as

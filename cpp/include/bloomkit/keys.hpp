@@ -24,7 +24,6 @@
 #include <cstring>
 #include <functional>
 #include <stdexcept>
-#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -34,7 +33,6 @@
 #include "platform.hpp"
 #include "simd.hpp"
 #include "siphash.hpp"
-#include "xxhash64.hpp"
 
 namespace bloomkit {
 
@@ -50,63 +48,6 @@ struct SipHasher {
     SipKey key;
     Hash128 bytes(const uint8_t* data, size_t len) const { return siphash24_128(key, data, len); }
     Hash128 integer(uint64_t value) const { return siphash24_128_u64(key, value); }
-};
-
-// The hash of a filter built with hashing="xxhash64": XXH64 of the canonical
-// key bytes under Spark's seed, then the filter's seed mixed in
-// (hash.hpp, xxh64_digest_pair). An integer key's canonical bytes are its
-// 8 little-endian bytes, which is how Spark's xxhash64 hashes a long.
-struct Xxh64Hasher {
-    uint32_t seed;
-    Hash128 bytes(const uint8_t* data, size_t len) const {
-        return xxh64_digest_pair(xxhash64(data, len, kXxh64KeySeed), seed);
-    }
-    Hash128 integer(uint64_t value) const { return xxh64_digest_pair(xxhash64_u64(value, kXxh64KeySeed), seed); }
-};
-
-// Which function turns a key's canonical bytes into its digest: the type-1
-// params' `hashing` field (docs/FORMAT.md). MurmurHash3 is also the code of
-// a keyed filter (SipHash replaces it; the secret key is not in the params).
-enum class KeyDigest : uint32_t { Murmur3 = 0, Xxh64 = 1 };
-
-inline bool valid_key_digest_code(uint32_t code) { return code <= static_cast<uint32_t>(KeyDigest::Xxh64); }
-
-// The name of the Python `hashing=` argument for each code, and back.
-inline const char* key_digest_name(KeyDigest digest) { return digest == KeyDigest::Xxh64 ? "xxhash64" : "bloomkit"; }
-inline KeyDigest key_digest_from_name(const std::string& name) {
-    if (name == "bloomkit") return KeyDigest::Murmur3;
-    if (name == "xxhash64") return KeyDigest::Xxh64;
-    throw std::invalid_argument("hashing must be 'bloomkit' or 'xxhash64', got '" + name + "'");
-}
-
-// 64-bit XXH64 digests computed elsewhere (e.g. by Spark's xxhash64(col)),
-// one per key, as a strided array of 8-byte integers: the keys of a filter
-// whose hashing is KeyDigest::Xxh64, read in place. Key i's pair is
-// xxh64_digest_pair(digest i, seed), the same as for the key itself.
-class Xxh64DigestKeys {
-  public:
-    Xxh64DigestKeys(const uint8_t* base, size_t count, ptrdiff_t stride_bytes)
-        : base_(base), count_(count), stride_(stride_bytes) {}
-    size_t size() const { return count_; }
-    Hash128 hash(size_t i, uint32_t seed) const {
-        return xxh64_digest_pair(load(base_ + static_cast<ptrdiff_t>(i) * stride_), seed);
-    }
-    // As IntegerKeys::for_each_hash: a pointer walk, no multiply per key.
-    template <DigestUse = DigestUse::Probed, class Each>
-    void for_each_hash(size_t first, size_t count, uint32_t seed, Each& each) const {
-        const uint8_t* item = base_ + static_cast<ptrdiff_t>(first) * stride_;
-        for (size_t j = 0; j < count; ++j, item += stride_) each(j, xxh64_digest_pair(load(item), seed));
-    }
-
-  private:
-    static uint64_t load(const uint8_t* item) {
-        uint64_t v;
-        std::memcpy(&v, item, sizeof v);
-        return v;
-    }
-    const uint8_t* base_;
-    size_t count_;
-    ptrdiff_t stride_;
 };
 
 // A strided array of integers of any width; each element is the integer key
@@ -459,9 +400,8 @@ class BlockDigestKeys {
 // How a filter turns keys into digests: MurmurHash3 under its public seed,
 // or, for a filter built with a secret key, SipHash-2-4-128 under a key
 // derived from the secret and the seed (docs/RELIABILITY.md, "Keyed
-// hashing"), or, for a filter built with hashing="xxhash64", Xxh64Hasher.
-// All hash the same canonical key bytes, so every key-semantics rule
-// (5 == 5.0, NaN, datetime units, row keys) holds for each.
+// hashing"). Both hash the same canonical key bytes, so every key-semantics
+// rule (5 == 5.0, NaN, datetime units, row keys) holds for both.
 //
 // The bindings hold one per filter and hash every key through it: single
 // keys with bytes()/integer() (one branch per call, next to a Python call),
@@ -471,7 +411,7 @@ class KeyHashing {
     // Keyed digests per block of a batch: 16 KiB of digests stays in L1/L2.
     static constexpr size_t kKeyedBlock = 1024;
 
-    explicit KeyHashing(uint32_t seed, KeyDigest digest = KeyDigest::Murmur3) : seed_(seed), digest_(digest) {}
+    explicit KeyHashing(uint32_t seed) : seed_(seed) {}
     // `secret` is the 128-bit master key (derived from the user's
     // secret_key bytes by the Python layer, bloomkit/_keyed.py).
     KeyHashing(uint32_t seed, const SipKey& secret)
@@ -479,10 +419,6 @@ class KeyHashing {
 
     uint32_t seed() const { return seed_; }
     bool keyed() const { return keyed_; }
-    KeyDigest digest() const { return digest_; }
-    // MurmurHash3 under the public seed: batches are hashed by their own
-    // sources, no wrapper.
-    bool plain() const { return !keyed_ && digest_ == KeyDigest::Murmur3; }
     const SipHasher& sip() const { return sip_; }
 
     // The 16 bytes stored in a keyed frame in place of the key: a PRF
@@ -504,41 +440,28 @@ class KeyHashing {
     }
 
     Hash128 bytes(const uint8_t* data, size_t len) const {
-        if (keyed_) return sip_.bytes(data, len);
-        if (digest_ == KeyDigest::Xxh64) return Xxh64Hasher{seed_}.bytes(data, len);
-        return murmur3_x64_128(data, len, seed_);
+        return keyed_ ? sip_.bytes(data, len) : murmur3_x64_128(data, len, seed_);
     }
-    Hash128 integer(uint64_t value) const {
-        if (keyed_) return sip_.integer(value);
-        if (digest_ == KeyDigest::Xxh64) return Xxh64Hasher{seed_}.integer(value);
-        return murmur3_x64_128_u64(value, seed_);
-    }
+    Hash128 integer(uint64_t value) const { return keyed_ ? sip_.integer(value) : murmur3_x64_128_u64(value, seed_); }
 
-    // Calls f(source) for a plain (MurmurHash3) filter; for a keyed or
-    // xxhash64 one, f(a BlockDigestKeys that hashes `keys` with SipHash or
-    // Xxh64Hasher a block at a time). The filters' batch loops are thus
-    // instantiated once per source type, and the plain path is exactly
-    // what it was.
+    // Calls f(source) for an unkeyed filter; for a keyed one, f(a
+    // BlockDigestKeys that hashes `keys` with SipHash a block at a time).
+    // The filters' batch loops are thus instantiated once per source type,
+    // and the unkeyed path is exactly what it was.
     template <class Keys, class F>
     void visit_source(Keys keys, F&& f) const {
-        if (plain()) return f(keys);
-        if (keyed_) return f(block_hashed(std::move(keys), sip_));
-        f(block_hashed(std::move(keys), Xxh64Hasher{seed_}));
+        if (!keyed_) return f(keys);
+        const SipHasher sip = sip_;
+        f(BlockDigestKeys(
+            keys.size(),
+            [keys = std::move(keys), sip](size_t first, size_t count, uint32_t, Hash128* out) {
+                for (size_t j = 0; j < count; ++j) out[j] = keys.hash_with(first + j, sip);
+            },
+            kKeyedBlock));
     }
 
   private:
-    template <class Keys, class Hasher>
-    static BlockDigestKeys block_hashed(Keys keys, const Hasher& hasher) {
-        return BlockDigestKeys(
-            keys.size(),
-            [keys = std::move(keys), hasher](size_t first, size_t count, uint32_t, Hash128* out) {
-                for (size_t j = 0; j < count; ++j) out[j] = keys.hash_with(first + j, hasher);
-            },
-            kKeyedBlock);
-    }
-
     uint32_t seed_;
-    KeyDigest digest_ = KeyDigest::Murmur3;
     bool keyed_ = false;
     SipKey secret_{0, 0};
     SipHasher sip_{{0, 0}};

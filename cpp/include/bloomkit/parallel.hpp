@@ -90,8 +90,6 @@ template <>
 struct reads_concurrently<ViewKeys> : std::true_type {};
 template <>
 struct reads_concurrently<DigestKeys> : std::true_type {};
-template <>
-struct reads_concurrently<Xxh64DigestKeys> : std::true_type {};
 
 namespace detail {
 // A source whose type may or may not be read concurrently (ErasedKeys,

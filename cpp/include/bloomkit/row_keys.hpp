@@ -7,8 +7,7 @@
 //     h1(col 0) h2(col 0) h1(col 1) h2(col 1) ... h2(col C-1)
 // (each half 8 bytes little-endian), and the row's digest is
 // murmur3_x64_128(those bytes, s); for a keyed filter both the column
-// digests and the row digest are its SipHash, for an xxhash64 filter its
-// Xxh64Hasher (keys.hpp, KeyHashing). Equal rows (equal keys column by column)
+// digests and the row digest are its SipHash (keys.hpp, KeyHashing). Equal rows (equal keys column by column)
 // are equal row keys; column order matters; two different rows share a
 // digest only if MurmurHash3 collides (about 2**-128 per pair).
 //
@@ -62,13 +61,11 @@ std::unique_ptr<ColumnDigests> make_column(Keys keys) {
 
 class RowKeys {
   public:
-    // `hashing`: the filter's hashing, whose columns the caller has already
-    // wrapped (KeyHashing::visit_source); null for MurmurHash3.
-    explicit RowKeys(std::vector<std::unique_ptr<ColumnDigests>> columns, const KeyHashing* hashing = nullptr)
-        : columns_(std::move(columns)),
-          keyed_(hashing != nullptr && hashing->keyed()),
-          digest_(hashing != nullptr ? hashing->digest() : KeyDigest::Murmur3) {
-        if (keyed_) sip_ = hashing->sip();
+    // `keyed`: the filter's keyed hashing, whose columns the caller has
+    // already wrapped (KeyHashing::visit_source); null for MurmurHash3.
+    explicit RowKeys(std::vector<std::unique_ptr<ColumnDigests>> columns, const KeyHashing* keyed = nullptr)
+        : columns_(std::move(columns)), keyed_(keyed != nullptr && keyed->keyed()) {
+        if (keyed_) sip_ = keyed->sip();
         if (columns_.empty()) throw std::invalid_argument("a row key needs at least one column");
         rows_ = columns_.front()->size();
         for (const auto& column : columns_)
@@ -95,8 +92,6 @@ class RowKeys {
         // One decision per block of rows, not per row.
         if (keyed_)
             hash_rows(count, width, sip_);
-        else if (digest_ == KeyDigest::Xxh64)
-            hash_rows(count, width, Xxh64Hasher{seed});
         else
             hash_rows(count, width, Murmur3Hasher{seed});
         first_ = i;
@@ -124,7 +119,6 @@ class RowKeys {
 
     std::vector<std::unique_ptr<ColumnDigests>> columns_;
     bool keyed_;
-    KeyDigest digest_;
     SipHasher sip_{{0, 0}};
     size_t rows_ = 0;
     mutable std::vector<Hash128> column_digests_;
