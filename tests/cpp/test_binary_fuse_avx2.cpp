@@ -115,7 +115,7 @@ TEST_CASE("binary fuse AVX2: batch lookups answer as the portable ones, 8 and 16
         if (bits == 16) {  // 16-bit cells are placed one at a time unless asked (binary_fuse.hpp)
             simd::set_level(simd::Level::Avx2);
             std::vector<uint8_t> four_at_a_time(batch.size() + 4, 7);
-            f.contains_many_as<uint16_t, kFuseLookupDistance<uint16_t>, kHashChunk, true>(as_keys(batch), four_at_a_time.data());
+            f.contains_many_as<uint16_t, kFuseLookupDistance, kHashChunk, true>(as_keys(batch), four_at_a_time.data());
             four_at_a_time.resize(batch.size());
             std::vector<uint8_t> scalar(scalar_answers.begin(), scalar_answers.begin() + batch.size());
             CHECK(four_at_a_time == scalar);

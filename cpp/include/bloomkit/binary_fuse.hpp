@@ -58,15 +58,12 @@ namespace bloomkit {
 constexpr unsigned kBinaryFuseMaxAttempts = 100;
 
 // How many keys ahead a batch lookup prefetches (BinaryFuseFilter::
-// contains_many_as), per cell width. 8-bit cells (11.3 MB at 1e7 keys) are
-// placed four at a time and ran best at 8-12 keys: 7.8-8.0 ns/key against
-// 8.2-8.4 at 32 in three quiet runs on epyc2, 9.05 at 2. 16-bit cells (twice
-// the array, placed one at a time) need the longer distance, twice the other
-// batch loops' (prefetch.hpp, as batch_probe.hpp's blocked layouts): 14.4
-// ns/key at 8, 12.2 at 16, 11.6 at 32
-// (results/2026-11-26-fuse-lookup-tuning-30622cb-epyc2.md).
-template <class Cell>
-constexpr size_t kFuseLookupDistance = sizeof(Cell) == 1 ? 12 : 2 * kPrefetchDistance;
+// contains_many_as): twice the other batch loops' distance (prefetch.hpp),
+// as for the blocked Bloom layouts (batch_probe.hpp). At 1e7 keys on epyc2,
+// 8-bit cells ran within 5 % of one another from 6 to 32 keys (9.5 ns/key
+// at 2); 16-bit cells, twice the array, 12.5 at 16 and 11.4 at 32
+// (results/2026-11-26-fuse-lookup-tuning-ad2fbf4-epyc2.md).
+constexpr size_t kFuseLookupDistance = 2 * kPrefetchDistance;
 
 // Raised when no seed peels the key set (BinaryFuseFilter::build).
 class BuildError : public std::runtime_error {
@@ -215,10 +212,10 @@ class BinaryFuseFilter {
     // at 1e7 keys) it was slower, 13.0-13.4 against 11.5-11.7 ns/key one at a
     // time on a quiet machine (benchmarks/results/
     // 2026-11-26-fuse-lookup-tuning-30622cb-epyc2.md).
-    // The distance is kFuseLookupDistance<Cell>; Distance, Chunk and PlaceFour
+    // The distance is kFuseLookupDistance; Distance, Chunk and PlaceFour
     // (false: the scalar placement even with AVX2) are parameters only so
     // benchmarks/fuse_lookup_tuning.cpp can sweep and compare them.
-    template <class Cell, size_t Distance = kFuseLookupDistance<Cell>, size_t Chunk = kHashChunk,
+    template <class Cell, size_t Distance = kFuseLookupDistance, size_t Chunk = kHashChunk,
               bool PlaceFour = sizeof(Cell) == 1, class Keys>
     void contains_many_as(const Keys& keys, uint8_t* present) const {
         static_assert(std::is_same<Cell, uint8_t>::value || std::is_same<Cell, uint16_t>::value, "8 or 16 bits");
