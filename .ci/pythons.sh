@@ -46,9 +46,9 @@ python3 benchmarks/bench_pythons.py --repeat 3 >>"$bench" 2>/dev/null ||
 # The versions side by side, each writing its own log, printed in order when
 # all have ended (a version failing fails the run after every log is printed).
 # The full level is the longest (its suite waits on a JVM, servers and workers:
-# 1,005 s wall for 302 CPU-s), so the others run at a lower priority and take
-# the CPU it leaves: four at once took 29 minutes on a shared 2-core machine,
-# one after another ~40 (docs/decisions.md, "Supported CPython versions").
+# 492 s wall for 311 CPU-s), so the others run at a lower priority and take the
+# CPU it leaves: 942 s for the four on a quiet 2-core machine, where one after
+# another took ~40 minutes (docs/decisions.md, "Supported CPython versions").
 # The timings follow, one version at a time, from the virtualenvs kept in $keep.
 keep="$(mktemp -d -p "$cache/sid/tmp" bloomkit-pythons.XXXXXX)"
 trap 'rm -rf "$bench" "$src" "$host_src" "$keep"' EXIT
