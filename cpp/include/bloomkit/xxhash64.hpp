@@ -1,7 +1,7 @@
 // xxHash64 (Yann Collet; the algorithm of xxHash's doc/xxhash_spec.md,
 // "XXH64"): the hash Parquet's split-block Bloom filters apply, with seed 0,
 // to each value's plain encoding (parquet_bloom.hpp). Checked against the
-// published vectors in tests/cpp/test_xxhash64.cpp and against the xxhash
+// published vectors in tests/cpp/test_parquet_bloom.cpp and against the xxhash
 // package for every length 0..300 in tests/test_parquet.py.
 #pragma once
 
