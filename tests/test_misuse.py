@@ -81,6 +81,7 @@ METADATA_RACE = """
     for t in threads: t.start()
     for t in threads: t.join()
     assert not errors, errors
+    assert len(reads_per_thread) == 2, reads_per_thread  # a reader that raised appends nothing
     print("reads", min(reads_per_thread))
     print("ok")
 """
