@@ -198,10 +198,12 @@ def test_dedup_mask_of_a_chunked_5m_row_column_needs_the_memory_of_one_chunk(kee
     # Both: the filter (~1.8 bytes/row at 0.001), the result and mask arrays
     # (1 byte/row each) and the two-thread insert's buffers: ~40 MiB here;
     # keep="last" adds one reversed copy of the column (~280 MiB), in both.
-    # Combining the chunks would add the column's ~330 MB. Tolerance: 8 MiB
-    # (allocator and page-granularity noise, the chunks' batch objects).
+    # Combining the chunks would add the column's ~330 MB. Tolerance: 64 MiB,
+    # a fifth of that: two processes' peaks differ by allocator arenas, 2 MiB
+    # huge pages and the chunks' batch objects, and 8 MiB failed once in CI
+    # while three other CPython suites ran beside this one.
     print(
         f"dedup_mask(keep={keep!r}) extra peak RSS, 5M rows: one chunk {single / 2**20:.1f} MiB, 39 chunks {many / 2**20:.1f} MiB"
     )
     assert single <= (16 if keep == "first" else 96) * n, single / 2**20
-    assert many <= single + 8 * 2**20, (many / 2**20, single / 2**20)
+    assert many <= single + 64 * 2**20, (many / 2**20, single / 2**20)
