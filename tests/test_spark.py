@@ -214,6 +214,26 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     assert built == local
 
 
+def test_partition_filters_come_back_as_arrow_or_as_rows_alike(spark):
+    # The driver ORs chunked partition filters fetched with toArrow, or with
+    # collect() where the DataFrame has no toArrow (PySpark < 4.0).
+    filters = [bloomkit.BloomFilter(40_000, 0.01, seed=3) for _ in range(3)]
+    for i, part in enumerate(filters):
+        part.update([f"k{i}-{j}" for j in range(5_000)])
+    chunk_bytes = 1 << 12  # several chunks per filter, out of order below
+    rows = []
+    for i, part in enumerate(filters):
+        frame = part.to_bytes()
+        rows += [(f"g{i}", start, frame[start : start + chunk_bytes]) for start in range(0, len(frame), chunk_bytes)]
+    rows.reverse()
+    chunks = spark.createDataFrame(rows, bkspark._CHUNK_SCHEMA)
+    expected = filters[0] | filters[1] | filters[2]
+    empty = bloomkit.BloomFilter(40_000, 0.01, seed=3)
+    assert bkspark._or_chunks(bkspark._fetch_chunks(chunks), empty).to_bytes() == expected.to_bytes()
+    rows_only = types.SimpleNamespace(collect=chunks.collect)
+    assert bkspark._or_chunks(bkspark._fetch_chunks(rows_only), empty).to_bytes() == expected.to_bytes()
+
+
 @classic_only
 def test_build_filter_makes_one_filter_per_task_slot(spark):
     # 6 partitions, spark.default.parallelism 4: coalesced to 4 tasks, so 4

@@ -8,9 +8,10 @@ touches ``sparkContext``, py4j, RDDs or broadcast variables.
 
 * :func:`build_filter` builds one filter per task slot from Arrow batches
   (``mapInArrow``; each batch goes to C++ in one ``update`` call without a
-  per-row Python loop) and ORs the partition filters (classic: on the driver,
-  or a ``treeReduce`` when large; Connect: the driver when they total at
-  most ``COLLECT_BYTES``, else a second Arrow pass after a shuffle first). The result is byte-equal to a
+  per-row Python loop) and ORs the partition filters: on the driver, fetched
+  as Arrow, when they total at most ``COLLECT_BYTES``; else merged on the
+  executors first (classic: a ``treeReduce``; Connect: a second Arrow pass
+  after a shuffle). The result is byte-equal to a
   :class:`bloomkit.BloomFilter` built locally from the same keys: all
   partition filters share one size and seed, which is what makes them mergeable.
 * :func:`might_contain` is a vectorised UDF (``arrow_udf`` on Spark >= 4.1,
@@ -133,27 +134,23 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
             partition.update(batch.column(0))
         yield from _chunk_batches(partition)
 
-    if connect and slots * empty.nbytes <= COLLECT_BYTES:
-        # Every partition filter fits at the driver: collect them as they are
-        # (in chunks, for Connect's message limit) and OR them here, without
-        # the shuffle that groups them.
+    if slots * empty.nbytes <= COLLECT_BYTES:
+        # Every partition filter fits at the driver: fetch them as they are,
+        # as Arrow, in chunks (Connect refuses messages over 128 MiB), and OR
+        # them here, without the shuffle that groups them. A classic
+        # collect() of one 12.6 MiB binary row per task instead costs ~0.4 s
+        # more at 10^7 keys: its rows travel pickled (docs/integrations.md).
         with _without_pandas_warning():
             chunks = keys.mapInArrow(build_partition_in_chunks, _CHUNK_SCHEMA)
         with _build_batches(spark):
-            return _or_chunks(chunks.collect(), empty)
+            return _or_chunks(_fetch_chunks(chunks), empty)
     with _without_pandas_warning():
         blobs = keys.mapInArrow(build_partition, "filter binary")
     with _build_batches(spark):
         if connect:
             return _merge_on_connect(blobs, slots, empty)
-        if blobs.rdd.getNumPartitions() * empty.nbytes > COLLECT_BYTES:
-            merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
-            return BloomFilter.from_bytes(merged)
-        rows = blobs.collect()
-    result = empty
-    for row in rows:
-        result |= BloomFilter.from_bytes(row[0])
-    return result
+        merged = blobs.rdd.map(lambda row: row[0]).treeReduce(_union_frames)
+    return BloomFilter.from_bytes(merged)
 
 
 def _connect_slots(spark) -> int:
@@ -217,7 +214,7 @@ def _merge_on_connect(blobs, slots: int, empty: BloomFilter) -> BloomFilter:
 
     with _without_pandas_warning():
         merged = blobs.repartition(groups).mapInArrow(merge_group, _CHUNK_SCHEMA)
-    return _or_chunks(merged.collect(), empty)
+    return _or_chunks(_fetch_chunks(merged), empty)
 
 
 # A filter travels back from a Connect task as rows of (filter id, offset,
@@ -241,11 +238,23 @@ def _chunk_batches(merged: BloomFilter):
         )
 
 
+def _fetch_chunks(chunks):
+    """The rows of a ``_CHUNK_SCHEMA`` DataFrame at the driver, as ``(grp, start, chunk)`` tuples.
+
+    ``toArrow`` (PySpark >= 4.0, classic and Connect) moves the chunks as
+    Arrow record batches; older classic sessions collect pickled Rows.
+    """
+    if hasattr(chunks, "toArrow"):
+        table = chunks.toArrow()
+        return zip(*(table.column(name).to_pylist() for name in ("grp", "start", "chunk")))
+    return ((row.grp, row.start, row.chunk) for row in chunks.collect())
+
+
 def _or_chunks(rows, empty: BloomFilter) -> BloomFilter:
-    """The OR of ``empty`` and every filter whose chunks are in ``rows`` (at the driver)."""
+    """The OR of ``empty`` and every filter whose ``(grp, start, chunk)`` rows are in ``rows`` (at the driver)."""
     frames: dict = {}
-    for row in rows:
-        frames.setdefault(row.grp, []).append((row.start, row.chunk))
+    for group, start, chunk in rows:
+        frames.setdefault(group, []).append((start, chunk))
     result = empty
     for chunks in frames.values():
         result |= BloomFilter.from_bytes(b"".join(chunk for _, chunk in sorted(chunks)))
