@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import bloomkit
+from bloomkit import _core
 from bloomkit.spark_sketch import SparkBloomFilter, spark_bloom_params
 from support import random_strings
 
@@ -232,6 +233,23 @@ def test_partition_filters_come_back_as_arrow_or_as_rows_alike(spark):
     assert bkspark._or_chunks(bkspark._fetch_chunks(chunks), empty).to_bytes() == expected.to_bytes()
     rows_only = types.SimpleNamespace(collect=chunks.collect)
     assert bkspark._or_chunks(bkspark._fetch_chunks(rows_only), empty).to_bytes() == expected.to_bytes()
+
+
+def test_a_task_builds_on_its_own_thread_and_restores_the_setting():
+    # Spark runs a task per core: a task's batches start no helper thread.
+    saved = _core._batch_threads()
+    try:
+        _core._set_batch_threads(2)
+        two = _core._batch_threads()
+        with bkspark._one_batch_thread():
+            assert _core._batch_threads() == 1
+        assert _core._batch_threads() == two
+        with pytest.raises(KeyError, match="inside"):
+            with bkspark._one_batch_thread():
+                raise KeyError("inside")
+        assert _core._batch_threads() == two
+    finally:
+        _core._set_batch_threads(saved)
 
 
 @classic_only

@@ -84,6 +84,25 @@ def _without_pandas_warning():
         yield
 
 
+@contextlib.contextmanager
+def _one_batch_thread():
+    """Large batches on the calling thread only, for the duration of a Spark task's build (in the worker).
+
+    Spark already runs one task per core, so the helper thread a large batch
+    would start (bloomkit/parallel.hpp) only competes with the other tasks:
+    in 8 interleaved 10^7-key builds on local[2] each was faster with one
+    thread, median 1.60 s against 1.75 s (docs/decisions.md).
+    """
+    from . import _core
+
+    saved = _core._batch_threads()
+    _core._set_batch_threads(1)
+    try:
+        yield
+    finally:
+        _core._set_batch_threads(saved)
+
+
 def _column(column):
     from pyspark.sql import functions as F
 
@@ -124,14 +143,16 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
         import pyarrow as pa
 
         partition = BloomFilter(capacity, error_rate, seed=seed)
-        for batch in batches:
-            partition.update(batch.column(0))
+        with _one_batch_thread():
+            for batch in batches:
+                partition.update(batch.column(0))
         yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
 
     def build_partition_in_chunks(batches):
         partition = BloomFilter(capacity, error_rate, seed=seed)
-        for batch in batches:
-            partition.update(batch.column(0))
+        with _one_batch_thread():
+            for batch in batches:
+                partition.update(batch.column(0))
         yield from _chunk_batches(partition)
 
     if slots * empty.nbytes <= COLLECT_BYTES:
