@@ -139,21 +139,21 @@ def build_filter(df, column, capacity=None, error_rate=0.01, *, seed=0) -> Bloom
     empty = BloomFilter(capacity, error_rate, seed=seed)  # validates the arguments on the driver
     capacity, error_rate = empty.capacity, empty.error_rate
 
+    def partition_filter(batches) -> BloomFilter:
+        partition = BloomFilter(capacity, error_rate, seed=seed)
+        with _one_batch_thread():
+            for batch in batches:
+                partition.update(batch.column(0))
+        return partition
+
     def build_partition(batches):
         import pyarrow as pa
 
-        partition = BloomFilter(capacity, error_rate, seed=seed)
-        with _one_batch_thread():
-            for batch in batches:
-                partition.update(batch.column(0))
-        yield pa.RecordBatch.from_arrays([pa.array([partition.to_bytes()], pa.binary())], names=["filter"])
+        frame = partition_filter(batches).to_bytes()
+        yield pa.RecordBatch.from_arrays([pa.array([frame], pa.binary())], names=["filter"])
 
     def build_partition_in_chunks(batches):
-        partition = BloomFilter(capacity, error_rate, seed=seed)
-        with _one_batch_thread():
-            for batch in batches:
-                partition.update(batch.column(0))
-        yield from _chunk_batches(partition)
+        yield from _chunk_batches(partition_filter(batches))
 
     if slots * empty.nbytes <= COLLECT_BYTES:
         # Every partition filter fits at the driver: fetch them as they are,
