@@ -10,7 +10,8 @@ skip locally when it is absent, fail in CI. No marker is needed for that.
 
 import pytest
 
-from support import REQUIRE_INTEGRATION
+# The skip-is-a-failure rule (tests/require_integration.py).
+pytest_plugins = ["require_integration"]
 
 
 def pytest_configure(config):
@@ -26,15 +27,6 @@ def pytest_configure(config):
         "checkout: reads the source checkout beyond tests/ (.ci/, benchmarks/, python/); "
         "the run against an installed wheel deselects it",
     )
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if REQUIRE_INTEGRATION and report.skipped and not hasattr(report, "wasxfail"):
-        report.outcome = "failed"
-        report.longrepr = f"skipped, but BLOOMKIT_REQUIRE_INTEGRATION=1 forbids skipping: {report.longrepr}"
 
 
 # -- a real redis-server (tests/redis_server.py) ---------------------------------
