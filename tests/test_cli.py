@@ -433,6 +433,24 @@ def test_build_int_rejects_bad_lines_without_writing(tmp_path, text, message):
     assert sorted(os.listdir(tmp_path)) == ["ids.bk", "ids.bk.lock"]
 
 
+@pytest.mark.parametrize("command", ["add", "dedup"])
+def test_a_frozen_filter_is_refused_by_the_commands_that_add_and_left_as_it_was(tmp_path, command):
+    frozen = [row for row in _types.FRAMED if not row.mutable]
+    assert frozen, "the registry has a frozen type (binary_fuse)"
+    for row in frozen:
+        path = tmp_path / f"{row.name}.bkf"
+        built = run_cli("build", "-", "-o", path, "--type", row.name, "--capacity", 10, input=b"a\nb\n")
+        assert built.returncode == 0, built.stderr
+        before = path.read_bytes()
+        args = ["add", path, "-"] if command == "add" else ["dedup", "--filter", path, "-"]
+        assert_clean_error(
+            run_cli(*args, input=b"c\nd\n"),
+            f"a {row.class_name} is frozen and takes no keys, so `bloomkit {command}` cannot add to it",
+            f"bloomkit build --type {row.name}",
+        )
+        assert path.read_bytes() == before
+
+
 def test_build_every_type(tmp_path):
     names = {row.name: row.class_name for row in _types.FRAMED}
     assert {"bloom", "counting", "cuckoo", "scalable"} <= set(names)

@@ -95,6 +95,18 @@ def load(path: str):
         raise CliError(f"{path}: not a valid bloomkit filter: {reason}") from None
 
 
+def load_to_add_to(path: str, command: str):
+    """A saved filter that takes keys; a frozen one (the registry's ``mutable=False``) is a ``CliError``."""
+    filter_ = load(path)
+    row = _types.row_of(type(filter_))
+    if not row.mutable:
+        raise CliError(
+            f"{path}: a {row.class_name} is frozen and takes no keys, so `bloomkit {command}` cannot add to it; "
+            f"build a new one from every key: bloomkit build --type {row.name} --capacity N KEYS -o FILE"
+        )
+    return filter_
+
+
 def check_writable(path: str) -> None:
     """Fail before the work, not after it, when ``path``'s directory cannot take the file."""
     if path == STDOUT:

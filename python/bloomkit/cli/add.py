@@ -41,7 +41,7 @@ def run(args) -> int:
 
 
 def _add(args, names, output) -> int:
-    filter_ = _filters.load(args.filter)
+    filter_ = _filters.load_to_add_to(args.filter, "add")
     try:
         build.insert_lines(filter_, names, args, "add")
     except RuntimeError as error:  # a full cuckoo filter: the file stays as it was

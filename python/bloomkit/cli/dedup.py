@@ -83,7 +83,7 @@ def register(commands) -> None:
 
 def _starting_filter(args):
     if args.filter and os.path.exists(args.filter):
-        filter_ = _filters.load(args.filter)
+        filter_ = _filters.load_to_add_to(args.filter, "dedup")
         if args.window is not None:
             _filters.check_window(filter_, args.filter, args.window, args.generations)
         return filter_
