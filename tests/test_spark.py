@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import types
 import warnings
 
@@ -89,6 +90,41 @@ def spark(request, tmp_path_factory):
         session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_jvm_on_connect(request):
+    """On a Connect session nothing may reach the JVM through py4j, nor find a SparkContext.
+
+    ``remote("local[2]")`` starts its server from a classic SparkContext in this
+    very process, so a stray ``sparkContext``, ``_jvm`` or broadcast would work
+    here and fail on a real cluster. For each Connect test the process's
+    SparkContext is hidden and every py4j command sent from the test's thread
+    is recorded (py4j's own finaliser thread is not ours); there must be none.
+    """
+    if "spark" not in request.fixturenames or not ship.is_connect(request.getfixturevalue("spark")):
+        yield
+        return
+    from py4j import clientserver, java_gateway
+    from pyspark import SparkContext
+
+    calls = []
+    test_thread = threading.current_thread()
+
+    def recording(send_command):
+        def send(self, command, *args, **kwargs):
+            if threading.current_thread() is test_thread:
+                calls.append(command[:80])
+            return send_command(self, command, *args, **kwargs)
+
+        return send
+
+    with pytest.MonkeyPatch.context() as patch:
+        for connection in (clientserver.ClientServerConnection, java_gateway.GatewayConnection):
+            patch.setattr(connection, "send_command", recording(connection.send_command))
+        patch.setattr(SparkContext, "_active_spark_context", None)
+        yield
+    assert not calls, f"py4j commands on a Spark Connect session: {calls[:3]}"
 
 
 def jvm_check(spark):
@@ -213,6 +249,32 @@ def test_build_filter_sizes_itself_and_tree_reduces(spark, monkeypatch):
     local = bloomkit.BloomFilter(built.capacity, 0.01)
     local.update([url for url, _ in rows if url is not None])
     assert built == local
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_partition_filters_past_collect_bytes_are_merged_before_the_driver(spark, monkeypatch, groups):
+    # The 4 task slots' filters do not fit COLLECT_BYTES: classic merges them
+    # with treeReduce; Connect shuffles them into at most `groups` Arrow tasks,
+    # and only their merged filters reach the driver.
+    df, rows = key_frame(spark, partitions=6)
+    keys = [url for url, _ in rows if url is not None]
+    local = bloomkit.BloomFilter(len(set(keys)), 0.01)
+    local.update(keys)
+    monkeypatch.setattr(bkspark, "COLLECT_BYTES", groups * local.nbytes)
+    received = []
+    or_chunks = bkspark._or_chunks
+
+    def counting(chunks, empty):
+        chunks = list(chunks)
+        received.append(len({group for group, _, _ in chunks}))
+        return or_chunks(chunks, empty)
+
+    monkeypatch.setattr(bkspark, "_or_chunks", counting)
+    assert bkspark.build_filter(df, "url", capacity=local.capacity, error_rate=0.01) == local
+    if ship.is_connect(spark):
+        assert len(received) == 1 and 1 <= received[0] <= groups, received
+    else:
+        assert received == []  # treeReduce: no chunks fetched
 
 
 def test_partition_filters_come_back_as_arrow_or_as_rows_alike(spark):
@@ -504,15 +566,23 @@ def test_sql_function_registered_in_one_line(spark):
         bkspark.register(spark, "in members; DROP", f)
 
 
-def test_pandas_udf_fallback_answers_alike_without_warnings(spark):
-    # Spark < 4.1 has no arrow_udf: the pandas UDF answers the same, and
-    # PySpark's pandas-3 FutureWarning does not reach the user.
+def test_pandas_udf_fallback_answers_alike_without_warnings(spark, monkeypatch):
+    # Spark < 4.1 has no arrow_udf: might_contain then makes a pandas UDF,
+    # which answers the same, and PySpark's pandas-3 FutureWarning does not
+    # reach the user.
+    import pyspark.sql.functions
+
     f = SparkBloomFilter(10_000, 0.01)
     f.update(np.arange(0, 20_000, 2, dtype=np.int64))
     df = spark.range(0, 20_000, 1, 4)
+    monkeypatch.delattr(pyspark.sql.functions, "arrow_udf", raising=False)
+    made = []
+    pandas_udf = bkspark._pandas_contains_udf
+    monkeypatch.setattr(bkspark, "_pandas_contains_udf", lambda shipped: made.append(1) or pandas_udf(shipped))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        column = bkspark._pandas_contains_udf(ship.ship(f, spark))(df["id"])
+        column = bkspark.might_contain(f, df["id"])
+    assert made == [1]
     assert not [w for w in caught if "pandas" in str(w.message)]
     hits = np.array(sorted(row.id for row in df.where(column).collect()))
     np.testing.assert_array_equal(np.flatnonzero(f.contains_many(np.arange(20_000))), hits)
