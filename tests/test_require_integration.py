@@ -19,6 +19,7 @@ def run(tmp_path, source: str, require: bool):
     (tmp_path / "test_subject.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     env.pop("BLOOMKIT_REQUIRE_INTEGRATION", None)
+    env.pop("PYTEST_ADDOPTS", None)  # CI's --basetemp is the outer run's: the inner one would empty it
     if require:
         env["BLOOMKIT_REQUIRE_INTEGRATION"] = "1"
     return subprocess.run(
