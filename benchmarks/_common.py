@@ -50,15 +50,23 @@ WARMUP_KEYS = 10_000
 # --------------------------------------------------------------------------------------
 
 
-def cpu_model() -> str:
+def _first_cpu_fields() -> dict:
+    """The first CPU's ``/proc/cpuinfo`` block as ``{lower-case key: value}`` ({} off Linux)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():  # the end of the first CPU's block
+                    break
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip().lower(), value.strip())
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return fields
+
+
+def cpu_model() -> str:
+    return _first_cpu_fields().get("model name") or platform.processor() or "unknown"
 
 
 def cpu_detail() -> str:
@@ -68,19 +76,8 @@ def cpu_detail() -> str:
     same commit, measured a binary fuse lookup 1.16x and 0.88x split_block's
     time on two hosts of that name, so a report says which one it ran on.
     """
-    fields = {}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                key = key.strip().lower()
-                if key in ("cpu family", "model") and key not in fields:
-                    fields[key] = value.strip()
-                if not line.strip():  # the first CPU's block is enough
-                    break
-    except OSError:
-        pass
-    parts = [f"family {fields['cpu family']} model {fields['model']}"] if len(fields) == 2 else []
+    fields = _first_cpu_fields()
+    parts = [f"family {fields['cpu family']} model {fields['model']}"] if "cpu family" in fields and "model" in fields else []
     caches = {}
     for index in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
         try:
