@@ -94,6 +94,24 @@ def test_duplicates_are_stored_once(small):
     assert BinaryFuseFilter.build(list(reversed(KEYS))) == small  # the set decides, not the order
 
 
+def test_a_pandas_series_with_duplicates_builds_the_filter_of_its_distinct_keys():
+    # Duplicates are stored once and the filter is a function of the key set
+    # (build's docstring, docs/RELIABILITY.md): a shuffled Series holding each
+    # key 3 times (its index shuffled too) is the filter of the distinct keys.
+    strings = random_strings(50_000, seed=17, length=12)
+    ints = np.unique(np.random.default_rng(17).integers(-(2**63), 2**63 - 1, size=50_000, dtype=np.int64))
+    assert len(set(strings)) == 50_000 and len(ints) == 50_000
+    for distinct, series in (
+        (strings, pd.Series(strings * 3).sample(frac=1.0, random_state=17)),
+        (ints, pd.Series(np.tile(ints, 3), dtype=np.int64).sample(frac=1.0, random_state=18)),
+    ):
+        assert len(series) == 150_000 and series.nunique() == 50_000 and not series.index.is_monotonic_increasing
+        f = BinaryFuseFilter.build(series)
+        assert len(f) == 50_000
+        assert f.contains_many(distinct).all() and f.contains_many(series).all()
+        assert f.to_bytes() == BinaryFuseFilter.build(distinct).to_bytes(), series.dtype
+
+
 def test_empty_and_tiny_sets():
     empty = BinaryFuseFilter.build([])
     assert len(empty) == 0 and empty.array_length == 12
