@@ -43,9 +43,11 @@ class FilterCase:
         """An empty filter (a mutable type; ``secret_key`` for a keyed row)."""
         return self.row.make(self._first_capacity(capacity), error_rate, seed, self.variant, secret_key=secret_key)
 
-    def build(self, keys, capacity: int, error_rate: float, seed: int):
-        """A filter holding ``keys``: made and updated, or built from them (a frozen type)."""
-        return self.row.build(keys, self._first_capacity(capacity), error_rate, seed, self.variant)
+    def build(self, keys, capacity: int, error_rate: float, seed: int, secret_key: "bytes | None" = None):
+        """A filter holding ``keys``: made and updated, or built from them (a frozen type; ``secret_key`` as make's)."""
+        return self.row.build(
+            keys, self._first_capacity(capacity), error_rate, seed, self.variant, secret_key=secret_key
+        )
 
     def _first_capacity(self, capacity: int) -> int:
         return max(1, capacity // 16) if self.row.growable else capacity

@@ -40,13 +40,22 @@ SECRET = bytes(range(100, 132))
 OTHER = bytes(range(200, 232))
 
 
-def _factory(case):
-    return lambda **kw: case.make(5000, 0.01, 9, **kw)
+def _holding(case):
+    def holding(*batches, secret_key=None):
+        """A filter of ``case`` holding the keys of ``batches``: updated batch by batch, or built from them all."""
+        if case.row.mutable:
+            f = case.make(5000, 0.01, 9, secret_key=secret_key)
+            for batch in batches:
+                f.update(batch)
+            return f
+        return case.build([key for batch in batches for key in batch], 5000, 0.01, 9, secret_key=secret_key)
+
+    return holding
 
 
-# Every keyed row of the registry (secret_key=) that takes keys, in every variant
-# (a growable row starts at a sixteenth of 5000 and grows).
-FACTORIES = {case.name: _factory(case) for case in FILTER_CASES if case.row.keyed and case.row.mutable}
+# Every keyed row of the registry (secret_key=), in every variant (a growable
+# row starts at a sixteenth of 5000 and grows; a frozen one is built from the keys).
+FACTORIES = {case.name: _holding(case) for case in FILTER_CASES if case.row.keyed}
 
 
 def documented_digest(secret: bytes, seed: int, key) -> tuple[int, int]:
@@ -72,11 +81,9 @@ def test_keyed_positions_follow_the_documented_derivation():
 
 @pytest.mark.parametrize("kind", FACTORIES)
 def test_keyed_filter_has_no_false_negatives_for_every_batch_input(kind):
-    f = FACTORIES[kind](secret_key=SECRET)
     ints = np.random.default_rng(1).integers(0, 2**53, size=3000, dtype=np.int64)  # exact as float64
     words = [f"https://example.com/{i}" for i in range(1500)]
-    f.update(ints)
-    f.update(words)
+    f = FACTORIES[kind](ints, words, secret_key=SECRET)
     # The same keys through every other path: scalars, lists, NumPy U arrays, floats.
     assert f.contains_many(ints).all()
     assert f.contains_many(ints.astype(np.float64)).all()  # 5.0 is the key 5
@@ -89,10 +96,8 @@ def test_keyed_filter_has_no_false_negatives_for_every_batch_input(kind):
 
 @pytest.mark.parametrize("kind", FACTORIES)
 def test_keyed_frames_round_trip_and_need_the_same_key(kind, tmp_path):
-    f = FACTORIES[kind](secret_key=SECRET)
-    f.update(range(2000))
-    plain = FACTORIES[kind]()
-    plain.update(range(2000))
+    f = FACTORIES[kind](range(2000), secret_key=SECRET)
+    plain = FACTORIES[kind](range(2000))
     data = f.to_bytes()
     assert (
         SECRET not in data and hashlib.blake2b(SECRET, digest_size=16, person=b"bloomkit.key.v1").digest() not in data
@@ -116,15 +121,14 @@ def test_keyed_frames_round_trip_and_need_the_same_key(kind, tmp_path):
 
 @pytest.mark.parametrize("kind", FACTORIES)
 def test_keyed_filters_refuse_pickling_and_copy_keeps_the_key(kind):
-    f = FACTORIES[kind](secret_key=SECRET)
-    f.update(range(100))
+    f = FACTORIES[kind](range(100), secret_key=SECRET)
     for protocol in (2, 5):
         with pytest.raises(TypeError, match="cannot pickle a keyed .*secret_key is never serialized"):
             pickle.dumps(f, protocol=protocol)
     copy = f.copy()
     assert copy.keyed and copy == f and copy.to_bytes() == f.to_bytes()
     # Unkeyed filters still pickle.
-    plain = FACTORIES[kind]()
+    plain = FACTORIES[kind](range(100))
     assert pickle.loads(pickle.dumps(plain, protocol=5)) == plain
 
 

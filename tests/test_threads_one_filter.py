@@ -25,10 +25,6 @@ from support import ALL_TYPES, growable, run_python, run_threads
 THREADS = 8
 KEYS_PER_THREAD = 20_000
 MUTABLE = [cls for cls in ALL_TYPES if _types.row_of(cls).mutable]
-# Order-independent cores: any interleaving gives the bytes of a sequential build.
-SEQUENTIAL_BYTES = (bloomkit.BloomFilter, bloomkit.CountingBloomFilter)
-# Constructor arguments besides the capacity that a type requires.
-INIT_OPTIONS = {bloomkit.RotatingBloomFilter: {"window": 60.0}}
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
@@ -66,7 +62,7 @@ def test_single_key_adds_lookups_and_removals_from_eight_threads_lose_nothing(cl
     assert f.contains_many(everything).all()
     if _types.row_of(cls).exact_count:
         assert len(f) == THREADS * KEYS_PER_THREAD
-    if cls in SEQUENTIAL_BYTES:
+    if _types.row_of(cls).order_free:  # any interleaving gives the bytes of a sequential build
         reference = growable(cls, THREADS * KEYS_PER_THREAD)
         reference.update(everything)
         assert f.to_bytes() == reference.to_bytes()
@@ -76,7 +72,7 @@ def test_single_key_adds_lookups_and_removals_from_eight_threads_lose_nothing(cl
     run_threads([lambda t=t: [f.remove(key) for key in thread_keys(t)[:half]] for t in range(THREADS)])
     kept = [key for t in range(THREADS) for key in thread_keys(t)[half:]]
     assert f.contains_many(kept).all()
-    if cls is bloomkit.CuckooFilter:
+    if _types.row_of(cls).exact_count:
         assert len(f) == len(kept)
     else:
         reference = growable(cls, THREADS * KEYS_PER_THREAD)
@@ -204,7 +200,9 @@ def test_eight_threads_initialising_one_instance_make_one_filter(cls):
         def init():
             start.wait()
             try:
-                instance.__init__(1_000, **INIT_OPTIONS.get(cls, {}))
+                # The registry's factory with __init__ of this one instance as the
+                # class: the arguments every type's constructor needs, from its row.
+                _types.row_of(cls).factory(lambda *a, **kw: instance.__init__(*a, **kw), 1_000, 0.01, 0, None)
                 outcomes.append("built")
             except TypeError as error:
                 assert "already initialised: __init__ cannot be called twice" in str(error)

@@ -61,7 +61,7 @@ def check(filter_, stacklevel: int) -> None:
     if getattr(filter_, "_capacity_warned", False) or not is_over_capacity(filter_):
         return
     filter_._capacity_warned = True
-    capacity = getattr(filter_, "capacity", None)
+    capacity = filter_.capacity
     sized = f"sized for {capacity:,} keys at " if capacity is not None else "sized for "
     advice = getattr(
         filter_, "_over_capacity_advice", "create it with a larger capacity, or use ScalableBloomFilter, which grows"

@@ -48,7 +48,7 @@ def _rotating(cls, capacity, error_rate, seed, variant, secret_key=None):
     return cls(capacity, error_rate, window=10**18, generations=2, seed=seed, layout=variant, secret_key=secret_key)
 
 
-def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
+def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=(), secret_key=None):
     # Frozen: built from its keys. The variant is the fingerprint width;
     # without one, the narrowest whose rate 2**-f meets error_rate.
     bits = variant if variant is not None else next((f for f in (8, 16) if 2.0**-f <= error_rate), None)
@@ -57,8 +57,8 @@ def _binary_fuse(cls, capacity, error_rate, seed, variant, keys=()):
             f"BinaryFuseFilter's lowest false-positive rate is 2**-16 (16-bit fingerprints), got {error_rate}"
         )
     if isinstance(keys, collections.abc.Iterator):  # a stream (the CLI's lines): read batch by batch
-        return cls.freeze(keys, fingerprint_bits=bits, seed=seed)
-    return cls.build(keys, fingerprint_bits=bits, seed=seed)
+        return cls.freeze(keys, fingerprint_bits=bits, seed=seed, secret_key=secret_key)
+    return cls.build(keys, fingerprint_bits=bits, seed=seed, secret_key=secret_key)
 
 
 def _spark(cls, capacity, error_rate, seed, variant):
@@ -110,7 +110,16 @@ class FilterRow:
     # multiset that would otherwise store every repeat.
     first_seen: str = "_add_many"
     count_label: str = "estimated keys"  # what len() is, in `bloomkit ... --stats`
+    # The attribute `bloomkit ... --stats` reports as how full it is ("filter
+    # fill"): a table's fill_ratio, a cuckoo filter's load_factor; None for a
+    # type with no one figure (a chain, a ring of generations, a frozen table).
+    fill: "str | None" = "fill_ratio"
     compound_fpr: bool = False  # estimated_fpr() is a chain's compound rate, not one table's
+    # The false-positive model bloomkit.plot.fpr_curve draws: "bloom" (one
+    # table of num_bits and num_hashes), "chain" (a growing chain's compound
+    # rate), "window" (the OR of the live generations), "cuckoo" (rate against
+    # load factor) or "fixed" (a frozen filter's 2**-f, whatever its size).
+    fpr_model: str = "bloom"
     # How keys are hashed: "bloomkit" (a key is its canonical bytes, so the
     # int 5 and its 8 bytes are one key) or "spark" (Spark's: ints as Java
     # longs, strings and binary by their bytes, so those two differ) or "orc"
@@ -137,15 +146,22 @@ class FilterRow:
             raise TypeError(f"{self.class_name} takes no secret_key")
         return self.factory(self.cls, capacity, error_rate, seed, variant, secret_key=secret_key, **options)
 
-    def build(self, keys, capacity, error_rate=0.01, seed=0, variant=None):
-        """A filter of this type holding ``keys``: made and updated, or, for a frozen type, built from them."""
+    def build(self, keys, capacity, error_rate=0.01, seed=0, variant=None, secret_key=None):
+        """A filter of this type holding ``keys``: made and updated, or, for a frozen type, built from them.
+
+        ``secret_key`` as for :meth:`make`.
+        """
+        if self.mutable:
+            filter_ = self.make(capacity, error_rate, seed, variant, secret_key=secret_key)
+            filter_.update(keys)
+            return filter_
         if variant is not None and variant not in self.variants:
             raise ValueError(f"{self.class_name} has no variant {variant!r} (variants: {self.variants})")
-        if not self.mutable:
+        if secret_key is None:
             return self.factory(self.cls, capacity, error_rate, seed, variant, keys=keys)
-        filter_ = self.factory(self.cls, capacity, error_rate, seed, variant)
-        filter_.update(keys)
-        return filter_
+        if not self.keyed:
+            raise TypeError(f"{self.class_name} takes no secret_key")
+        return self.factory(self.cls, capacity, error_rate, seed, variant, keys=keys, secret_key=secret_key)
 
 
 ROWS = (
@@ -183,6 +199,8 @@ ROWS = (
         growable=True,
         count_label="keys inserted as new (exact)",
         compound_fpr=True,
+        fpr_model="chain",
+        fill=None,
     ),
     FilterRow(
         "cuckoo",
@@ -196,6 +214,8 @@ ROWS = (
         first_seen="_add_new_many",
         count_label="keys stored (exact)",
         unbounded_options=(("auto_grow", True),),
+        fpr_model="cuckoo",
+        fill="load_factor",
     ),
     FilterRow(
         "rotating",
@@ -209,6 +229,8 @@ ROWS = (
         windowed=True,
         count_label="keys in the window (exact)",
         compound_fpr=True,
+        fpr_model="window",
+        fill=None,
     ),
     FilterRow(
         "binary_fuse",
@@ -216,12 +238,15 @@ ROWS = (
         "BinaryFuseFilter",
         6,
         _binary_fuse,
+        keyed=True,
         variants=(8, 16),
         mutable=False,
         exact_count=True,
         mappable=True,
         order_free=True,
         count_label="distinct keys (exact)",
+        fpr_model="fixed",
+        fill=None,
     ),
     FilterRow(
         # Apache Spark's Bloom filter: its bytes are Spark's format, read by

@@ -150,7 +150,7 @@ def might_contain(filter, data, column=None):
 
     if not isinstance(filter, FilterBase):
         raise TypeError(f"might_contain needs a bloomkit filter, got {type(filter).__name__}")
-    if getattr(filter, "keyed", False):
+    if filter.keyed:
         raise ValueError("might_contain needs an unkeyed filter: a secret_key is never shipped to workers")
     series = _series(data, column)
     # One graph key for the filter: every partition task depends on it, so a

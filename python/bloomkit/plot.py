@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import calc
+from . import _types, calc
 
 __all__ = [
     "fpr_curve",
@@ -86,10 +86,15 @@ def fpr_curve(
 ):
     """False-positive rate against the number of distinct keys inserted.
 
-    The theory curve is ``bloomkit.calc.layout_false_positive_rate(layout,
-    m, n, k)`` for the filter's layout, bits ``m`` and hashes ``k``: for
-    classic ``(1 - e^(-kn/m))^k``, for blocked layouts the Poisson model
-    over block loads (a counting filter is classic).
+    For one table (a Bloom, counting, Spark or ORC filter, or
+    ``capacity``/``error_rate`` alone) the theory curve is
+    ``bloomkit.calc.layout_false_positive_rate(layout, m, n, k)`` for the
+    layout, bits ``m`` and hashes ``k``: for classic ``(1 - e^(-kn/m))^k``,
+    for blocked layouts the Poisson model over block loads. Every other
+    type draws its own model (its registry row's ``fpr_model``): a scalable
+    filter its chain's compound rate as it grows, a rotating filter the
+    window's rate over its live generations, a cuckoo filter its bound
+    against load factor, a binary fuse filter its fixed ``2**-f``.
     Given a real ``filter``, its measured rate is added as a point with a
     95 % binomial error bar, measured by probing ``probes`` absent keys.
 
@@ -98,9 +103,8 @@ def fpr_curve(
     capacity, error_rate : int, float
         Size the theory curve as ``BloomFilter(capacity, error_rate)``
         would. Ignored when ``filter`` is given.
-    filter : BloomFilter, optional
-        A filter (any type with ``num_bits`` and ``num_hashes``) to take
-        the geometry from and to measure.
+    filter : any bloomkit filter, optional
+        The filter to take the geometry from and to measure.
     num_items : int, optional
         Distinct keys inserted into ``filter`` (the x of the measured
         point); defaults to its estimate ``len(filter)``.
@@ -115,27 +119,58 @@ def fpr_curve(
     -------
     matplotlib.figure.Figure
     """
-    if filter is not None and hasattr(filter, "num_slices"):
-        return _scalable_curve(filter, num_items, max_items, probes, ax)
-    if filter is not None and hasattr(filter, "load_factor"):
-        return _cuckoo_curve(filter, probes, ax)
-    if filter is not None:
-        if not (hasattr(filter, "num_bits") and hasattr(filter, "num_hashes")):
-            raise TypeError(
-                "fpr_curve needs a BloomFilter, CountingBloomFilter, ScalableBloomFilter or CuckooFilter, "
-                f"got {type(filter).__name__}"
-            )
-        num_bits, num_hashes = int(filter.num_bits), int(filter.num_hashes)
-        layout = getattr(filter, "layout", "classic")
-        capacity, error_rate = int(filter.capacity), float(filter.error_rate)
-        label = f"{type(filter).__name__}"
-    else:
+    if filter is None:
         if capacity is None:
             raise TypeError("fpr_curve needs capacity (and error_rate) or filter=")
         params = calc.bloom_params(capacity, error_rate)
-        num_bits, num_hashes, layout = params.num_bits, params.num_hashes, params.layout
         capacity = calc.check_capacity(capacity)
-        label = "BloomFilter"
+        return _bloom_curve(
+            params.num_bits,
+            params.num_hashes,
+            params.layout,
+            capacity,
+            error_rate,
+            "BloomFilter",
+            None,
+            num_items,
+            max_items,
+            probes,
+            ax,
+        )
+    row = _row_of(filter)
+    if row.fpr_model == "bloom":
+        return _bloom_curve(
+            int(filter.num_bits),
+            int(filter.num_hashes),
+            filter.layout if row.variants == _types.BLOOM_LAYOUTS else "classic",  # counting, Spark, ORC: classic
+            int(filter.capacity),
+            float(filter.error_rate),
+            type(filter).__name__,
+            filter,
+            num_items,
+            max_items,
+            probes,
+            ax,
+        )
+    draw = {"chain": _scalable_curve, "window": _window_curve, "fixed": _fixed_curve}.get(row.fpr_model)
+    if draw is None:  # "cuckoo": against load factor, not keys
+        return _cuckoo_curve(filter, probes, ax)
+    return draw(filter, num_items, max_items, probes, ax)
+
+
+def _row_of(filter_):
+    """The registry row of ``filter_`` (bloomkit/_types.py), or TypeError naming every filter class."""
+    try:
+        return _types.row_of(type(filter_))
+    except TypeError:
+        names = [row.class_name for row in _types.ROWS]
+        raise TypeError(
+            f"fpr_curve needs a bloomkit filter ({', '.join(names[:-1])} or {names[-1]}), got {type(filter_).__name__}"
+        ) from None
+
+
+def _bloom_curve(num_bits, num_hashes, layout, capacity, error_rate, label, filter, num_items, max_items, probes, ax):
+    """One table of ``num_bits`` bits and ``num_hashes`` hashes: the layout's rate as keys go in."""
     if filter is not None and num_items is None:
         num_items = len(filter)
     right = max_items or max(2 * capacity, int(1.2 * (num_items or 0)))
@@ -214,6 +249,78 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
     return figure
 
 
+def _window_curve(filter_, num_items, max_items, probes, ax):
+    """A rotating filter's window rate as its newest generation fills.
+
+    The window says "seen" if any live generation does, each a table of the
+    same ``m`` bits and ``k`` hashes, so with the older live generations'
+    exact counts ``n_i`` and ``c`` keys in the newest the rate is
+    ``1 - (1 - p(c)) * prod_i(1 - p(n_i))``, ``p(n)`` the layout's rate for
+    ``n`` keys (``calc.layout_false_positive_rate``). Sizing (sizing.hpp)
+    gives a generation one interval's keys, ``ceil(capacity / (g - 1))``
+    (the dashed line), where ``g`` full generations meet ``error_rate``.
+    The filter's own ``estimated_fpr()`` (from the real fills) and its
+    measured rate are drawn at its newest generation's count.
+    """
+    m, k, layout = filter_.num_bits, filter_.num_hashes, filter_.layout
+    *older, newest = filter_.generations_info
+    if num_items is None:
+        num_items = newest.count
+    share = filter_.window.generation_capacity(filter_.capacity)
+    kept = 1.0
+    for generation in older:
+        kept *= 1.0 - calc.layout_false_positive_rate(layout, m, generation.count, k)
+    right = int(max_items or max(2 * share, int(1.2 * num_items), 1))
+    items = np.linspace(0, right, 400)
+    theory = [1.0 - kept * (1.0 - calc.layout_false_positive_rate(layout, m, int(c), k)) for c in items]
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    label = f"window rate $1-(1-p(c))\\prod_i(1-p(n_i))$, {len(older)} older generations, m={m:,}, k={k}"
+    ax.plot(items, theory, color="C0", label=label)
+    ax.axvline(share, color="grey", linestyle="--", linewidth=1, label=f"a generation's share {share:,}")
+    ax.axhline(filter_.error_rate, color="grey", linestyle=":", linewidth=1, label=f"target {filter_.error_rate:g}")
+    ax.plot(
+        [num_items],
+        [filter_.estimated_fpr()],
+        marker="s",
+        color="C2",
+        linestyle="none",
+        label="estimated_fpr() from the live generations' fills",
+    )
+    _measured_point(ax, filter_, num_items, probes)
+    ax.set_yscale("log")
+    positive = [value for value in theory if value > 0]
+    ax.set_ylim(bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=1.0)
+    ax.set_xlim(0, right)
+    ax.set_xlabel("keys in the newest generation (c)")
+    ax.set_ylabel("false-positive rate")
+    ax.set_title(f"{type(filter_).__name__}: window false-positive rate (window {filter_.window})")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
+def _fixed_curve(filter_, num_items, max_items, probes, ax):
+    """A frozen filter's rate: ``2**-f`` for ``f``-bit fingerprints, the same at any key count (Graf & Lemire 2022)."""
+    if num_items is None:
+        num_items = len(filter_)
+    right = int(max_items or max(2 * num_items, 1))
+    rate, bits = float(filter_.error_rate), int(filter_.fingerprint_bits)
+
+    figure, ax = _new_axes(ax, (7, 4.2))
+    ax.plot([0, right], [rate, rate], color="C0", label=f"theory $2^{{-f}}$, f={bits}")
+    _measured_point(ax, filter_, num_items, probes)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=rate / 10, top=min(1.0, rate * 10))
+    ax.set_xlim(0, right)
+    ax.set_xlabel("distinct keys it was built from (n)")
+    ax.set_ylabel("false-positive rate")
+    ax.set_title(f"{type(filter_).__name__}: false-positive rate (frozen, {bits}-bit fingerprints)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return figure
+
+
 def _cuckoo_curve(filter_, probes, ax):
     """Cuckoo filter: false-positive bound against load factor, with the filter's measured rate."""
     bits, bucket_size = int(filter_.fingerprint_bits), int(filter_.bucket_size)
@@ -236,7 +343,7 @@ def _cuckoo_curve(filter_, probes, ax):
     ax.set_xlim(0, 1)
     ax.set_xlabel("load factor α (fingerprints stored / slots)")
     ax.set_ylabel("false-positive rate")
-    stages = f", {filter_.num_stages} stages" if getattr(filter_, "num_stages", 1) > 1 else ""
+    stages = f", {filter_.num_stages} stages" if filter_.num_stages > 1 else ""
     ax.set_title(f"CuckooFilter: false-positive rate against load{stages}")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")

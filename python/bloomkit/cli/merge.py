@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _types
 from . import _filters, _lock
 from ._errors import CliError
 
@@ -40,7 +41,7 @@ def _merge(args) -> int:
                 f"cannot merge {path} ({type(other).__name__}) into {args.inputs[0]} "
                 f"({type(first).__name__}): all inputs must be of one filter type"
             )
-    if not hasattr(first, "union"):
+    if not _types.row_of(type(first)).mergeable:
         raise CliError(f"{type(first).__name__} filters cannot be merged (the type has no union)")
     merged = first
     for path, other in zip(args.inputs[1:], filters[1:]):
