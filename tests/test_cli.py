@@ -456,8 +456,20 @@ def test_build_every_type(tmp_path):
     assert {"bloom", "counting", "cuckoo", "scalable"} <= set(names)
     for cli_name, class_name in names.items():
         out = tmp_path / f"{cli_name}.bk"
+        window = ["--window", "1e6"] if _types.BY_NAME[cli_name].windowed else []  # one without forgets nothing
         result = run_cli(
-            "build", "-", "-o", out, "--capacity", 1000, "--error-rate", 0.01, "--type", cli_name, input=b"a\nb\n"
+            "build",
+            "-",
+            "-o",
+            out,
+            "--capacity",
+            1000,
+            "--error-rate",
+            0.01,
+            "--type",
+            cli_name,
+            *window,
+            input=b"a\nb\n",
         )
         assert result.returncode == 0, result.stderr
         assert type(bloomkit.load(out)).__name__ == class_name
@@ -479,6 +491,70 @@ def test_build_every_type(tmp_path):
         "invalid choice",
         "'quotient'",
     )
+
+
+def test_build_with_a_window_makes_a_window_filter_that_forgets(tmp_path):
+    # `--window 1e6` as a user types it: the last million keys; `--window 4
+    # --generations 3` small enough to watch forget (2 keys a generation,
+    # live generations are the last 3, so "a" of line 1 is gone by line 7).
+    million = tmp_path / "million.bkf"
+    result = run_cli("build", "-", "-o", million, "--window", "1e6", "--capacity", 1000, input=b"a\nb\n")
+    assert result.returncode == 0, result.stderr
+    loaded = bloomkit.load(million)
+    assert type(loaded) is bloomkit.RotatingBloomFilter
+    assert loaded.window == bloomkit.WindowSpec(1_000_000) and loaded.capacity == 1000
+    assert loaded.contains_many(["a", "b"]).all() and len(loaded) == 2
+    small = tmp_path / "small.bkf"
+    lines = b"".join(f"k{i}\n".encode() for i in range(7))
+    result = run_cli(
+        "build",
+        "-",
+        "-o",
+        small,
+        "--type",
+        "rotating",
+        "--window",
+        4,
+        "--generations",
+        3,
+        "--error-rate",
+        1e-6,
+        "--capacity",
+        4,
+        input=lines,
+    )
+    assert result.returncode == 0, result.stderr
+    window = bloomkit.load(small)
+    assert window.window == bloomkit.WindowSpec(4, 3)
+    assert window.contains_many([f"k{i}" for i in range(7)]).tolist() == [False, False, True, True, True, True, True]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--type", "rotating"], "--type rotating needs --window W"),
+        (["--type", "bloom", "--window", "7d"], "--window makes a RotatingBloomFilter; --type bloom has no window"),
+        (["--type", "binary_fuse", "--window", "1e6"], "--type binary_fuse has no window"),
+        (["--generations", 3], "--generations needs --window"),
+        (["--window", "7 days"], "--window: window '7 days'"),
+    ],
+)
+def test_build_refuses_a_window_it_cannot_keep_and_writes_nothing(tmp_path, args, message):
+    out = tmp_path / "f.bkf"
+    assert_clean_error(run_cli("build", "-", "-o", out, "--capacity", 10, *args, input=b"a\n"), message)
+    assert not out.exists()
+
+
+def test_dedup_with_a_line_window_of_a_million_as_typed(tmp_path):
+    # The literal "1e6" of the docs: each of 1,000 lines printed once, and the
+    # saved filter's window is the last 10**6 lines.
+    lines = [f"line-{i}".encode() for i in range(1000)]
+    state = tmp_path / "seen.bkf"
+    result = run_cli("dedup", "--window", "1e6", "--save", state, input=b"".join(line + b"\n" for line in lines * 3))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"".join(line + b"\n" for line in lines)
+    saved = bloomkit.load(state)
+    assert saved.window == bloomkit.WindowSpec(1_000_000) and saved.keys_seen == 3000 and len(saved) == 1000
 
 
 @pytest.mark.parametrize("row", [row for row in _types.FRAMED if row.mutable], ids=lambda row: row.name)

@@ -120,5 +120,20 @@ def size(text: str) -> int:
     return int(value)
 
 
+def add_window(parser, forgets: str) -> None:
+    """``--window W`` and ``--generations G``: a RotatingBloomFilter (``forgets``: what it forgets, for the help)."""
+    parser.add_argument(
+        "--window",
+        metavar="W",
+        help=f"forget {forgets} after a window: a duration (7d, 12h, 90m, 30s) or a line count (1e6)",
+    )
+    parser.add_argument(
+        "--generations",
+        type=count,
+        metavar="G",
+        help=f"generations of a --window (2 to 64, default 5): {forgets} are forgotten by W + W/(G-1)",
+    )
+
+
 def add_seed(parser) -> None:
     parser.add_argument("--seed", type=seed, default=0, help="hash seed of a new filter (default 0)")

@@ -50,6 +50,25 @@ def _window_spec(window, generations):
         raise CliError(f"--window: {error}") from None
 
 
+def row_for_window(type_name: "str | None", window: "str | None", generations) -> _types.FilterRow:
+    """The row ``--type`` names (default: bloom, or the windowed type with ``--window``), checked against ``--window``.
+
+    A windowed type needs a window (without one it would never forget), and
+    only a windowed type takes one.
+    """
+    windowed = [row for row in _types.ROWS if row.windowed]
+    if type_name is None:
+        type_name = windowed[0].name if window is not None else "bloom"
+    row = _types.BY_NAME[type_name]
+    if row.windowed and window is None:
+        raise CliError(f"--type {row.name} needs --window W: a duration (7d, 12h) or a key count (1e6)")
+    if not row.windowed and window is not None:
+        raise CliError(f"--window makes a {windowed[0].class_name}; --type {row.name} has no window")
+    if window is None and generations is not None:
+        raise CliError("--generations needs --window")
+    return row
+
+
 def create_windowed(window: str, generations, capacity, error_rate: float, seed: int):
     """A new RotatingBloomFilter for ``--window``: ``capacity`` lines per window (a line window's own
     count by default); memory is checked by the core, as for :func:`create`."""
@@ -68,10 +87,10 @@ def create_windowed(window: str, generations, capacity, error_rate: float, seed:
 
 def check_window(filter_, path: str, window: str, generations) -> None:
     """A filter loaded for ``--window`` must be a window filter of that window."""
-    spec = _window_spec(window, generations or getattr(filter_, "generations", None))
-    current = getattr(filter_, "window", None)
-    if current is None:
+    if not _types.row_of(type(filter_)).windowed:
         raise CliError(f"{path}: a {type(filter_).__name__} has no window; --window needs a RotatingBloomFilter")
+    spec = _window_spec(window, generations or filter_.generations)
+    current = filter_.window
     if current != spec:
         raise CliError(
             f"{path}: the filter's window is {current} in {current.generations} generations, not {spec} in "
@@ -138,17 +157,13 @@ def save(filter_, path: str) -> None:
 
 
 def fill(filter_) -> "float | None":
-    """How full the filter is: Bloom fill ratio, or a cuckoo filter's load factor."""
-    for attribute in ("fill_ratio", "load_factor"):
-        value = getattr(filter_, attribute, None)
-        if value is not None:
-            return float(value() if callable(value) else value)
-    return None
+    """How full the filter is: the attribute its registry row names (a fill ratio, a load factor), if any."""
+    attribute = _types.row_of(type(filter_)).fill
+    return None if attribute is None else float(getattr(filter_, attribute))
 
 
-def current_fpr(filter_) -> "float | None":
-    estimate = getattr(filter_, "estimated_fpr", None)
-    return float(estimate()) if callable(estimate) else None
+def current_fpr(filter_) -> float:
+    return float(filter_.estimated_fpr())
 
 
 def health_rows(filter_) -> list:
@@ -159,12 +174,12 @@ def health_rows(filter_) -> list:
         rows.append(("filter fill", f"{value:.4f}"))
     row = _types.row_of(type(filter_))
     rows.append((row.count_label, f"{len(filter_):,}"))
-    fpr = current_fpr(filter_)
-    if fpr is not None:
-        # The current rate next to the target: a scalable filter's compound
-        # rate is far below its bound early on, and that is the point.
-        kind = "compound " if row.compound_fpr else ""
-        rows.append(("estimated FPR", f"{_display.format_value(fpr)} ({kind}now; target {filter_.error_rate:g})"))
+    # The current rate next to the target: a scalable filter's compound
+    # rate is far below its bound early on, and that is the point.
+    kind = "compound " if row.compound_fpr else ""
+    rows.append(
+        ("estimated FPR", f"{_display.format_value(current_fpr(filter_))} ({kind}now; target {filter_.error_rate:g})")
+    )
     rows.append(("state", filter_._display_rows()["state"]))
     return rows
 
@@ -196,10 +211,10 @@ def summary_json(filter_) -> dict:
 
 def overfull_warning(filter_) -> "str | None":
     """A warning when the filter's current false-positive rate is well above what it was sized for."""
-    fpr = current_fpr(filter_)
-    target = getattr(filter_, "error_rate", None)
-    capacity = getattr(filter_, "capacity", None)
-    if fpr is None or target is None or capacity is None or fpr <= 2 * target:
+    if not _types.row_of(type(filter_)).mutable:  # a frozen filter holds what it was built from, at its rate
+        return None
+    fpr, target, capacity = current_fpr(filter_), filter_.error_rate, filter_.capacity
+    if target is None or capacity is None or fpr <= 2 * target:  # a Spark filter read from Spark's bytes
         return None
     return (
         f"the filter holds about {len(filter_):,} keys, more than its capacity of "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-from .. import _types
 from . import _args, _filters, _input, _lock, _progress
 from ._signals import SignalGuard
 
@@ -36,7 +35,10 @@ def register(commands) -> None:
         default=_args.DEFAULT_ERROR_RATE,
         help=f"target false-positive rate (default {_args.DEFAULT_ERROR_RATE:g}, as for dedup)",
     )
-    parser.add_argument("--type", choices=_filters.TYPE_NAMES, default="bloom", help="filter type (default bloom)")
+    parser.add_argument(
+        "--type", choices=_filters.TYPE_NAMES, help="filter type (default bloom; rotating with --window)"
+    )
+    _args.add_window(parser, "keys")
     parser.add_argument(
         "--int", action="store_true", help="keys are base-10 integers (hashed as 8-byte ints, like Python ints)"
     )
@@ -84,10 +86,13 @@ def run(args) -> int:
     names = args.keys or ["-"]
     _input.check_readable(names)
     _filters.check_writable(args.output)
-    row = _types.BY_NAME[args.type]
+    row = _filters.row_for_window(args.type, args.window, args.generations)
     with _lock.exclusive(args.output):  # cli/_lock.py
-        if row.mutable:
-            filter_ = _filters.create(args.type, args.capacity, args.error_rate, args.seed)
+        if row.windowed:
+            filter_ = _filters.create_windowed(args.window, args.generations, args.capacity, args.error_rate, args.seed)
+            insert_lines(filter_, names, args, "build")
+        elif row.mutable:
+            filter_ = _filters.create(row.name, args.capacity, args.error_rate, args.seed)
             insert_lines(filter_, names, args, "build")
         else:
             filter_ = build_frozen(row, names, args, "build")

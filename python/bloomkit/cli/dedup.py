@@ -50,18 +50,7 @@ def register(commands) -> None:
         default=DEFAULT_ERROR_RATE,
         help=f"chance that a new line is wrongly dropped (default {DEFAULT_ERROR_RATE:g})",
     )
-    parser.add_argument(
-        "--window",
-        metavar="W",
-        help="forget lines after a window: a duration (7d, 12h, 90m, 30s) or a line count (1e6); "
-        "a line seen again after it is printed again",
-    )
-    parser.add_argument(
-        "--generations",
-        type=_args.count,
-        metavar="G",
-        help="generations of a --window (2 to 64, default 5): lines are forgotten by W + W/(G-1)",
-    )
+    _args.add_window(parser, "lines (one seen again after it is printed again)")
     parser.add_argument("--filter", metavar="PATH", help="load this filter if it exists, and save it back at the end")
     parser.add_argument("--save", metavar="PATH", help="save the filter here at the end (default: the --filter path)")
     parser.add_argument(
