@@ -111,40 +111,16 @@ def test_todays_filters_still_build_the_current_golden_files():
 
 
 # SHA-256 of to_bytes() of each golden filter built today from its fixed keys,
-# seeds and layout (tests/golden/make_golden.py). Written here, not read from
-# the manifest, so regenerating the golden files cannot hide a change: any
-# change to hashing, probe positions, layouts or framing fails this test,
-# and needs a new format version (docs/FORMAT.md, compatibility policy).
+# seeds and layout (tests/golden/make_golden.py), in
+# tests/golden/to_bytes_sha256.json. make_golden.py only appends to that file
+# (a new type's digests) and never changes a digest in it, so regenerating
+# the golden files cannot hide a change: any change to hashing, probe
+# positions, layouts or framing fails this test, and needs a new format
+# version (docs/FORMAT.md, compatibility policy).
 # The two auto-grown cuckoo digests changed once without one: an insert
 # policy change (failed walks undone, the refused key opens the next stage),
 # not a format change; their v2 golden files still load and answer as recorded.
-TO_BYTES_SHA256 = {
-    "counting-16": "cc31a7c55fc420b5bd00b95084639f043e8f7dfa8becb5d9820034583fd5445f",
-    "counting-4": "14ff30f47d204bd1a93eede444fb8c3c38e1ccf4eb888120b801f44ad0271959",
-    "counting-8": "a6bbb94d3dc98ca72d63b904efa939fe915549becc8e0522574d7487cbcd87e5",
-    "cuckoo": "2197de959cddfdaffd0fcc0214137eadeac6a42192ce42225095205bf014632d",
-    "cuckoo-auto-grown": "c1ed8ef35c72dfbfc1d039cd9e40d6a6d5b6855d0b3405b4cd1962261ef52513",
-    # One per registered type and variant (make_golden.generic_filters); the
-    # three Bloom digests are those of bloom-<layout>, the same filters.
-    "generic-bloom-blocked512": "1620e3dca28564e4dac134c20bc91f6b021e8d2c5fe1968510ecccc8eff74ee2",
-    "generic-bloom-classic": "2500dea29fe0994452e94fa99b4d40147aa4170428971d3b6b57d2d5a15e2284",
-    "generic-bloom-split_block": "df8665a95c20eb02e62c1140f413ab8f179c2a72e2b71c5a926055dc223c8777",
-    "generic-counting": "ad4dab63808d026f5cbd36d68f0449cef543a47b8ec1e4bcf373608b15551e67",
-    "generic-cuckoo": "ea1d4d28bc6f6a2f23ec83a9988e4fb2197a5b3619e8b64ff1cbfd2a42595b5f",
-    "generic-binary_fuse-16": "8c54a986f322b46cbf9f07498a4e446f16c4953446aff50ecb88f1d5fbc94af3",
-    "generic-binary_fuse-8": "fb85126aeb48ac1a352a8b6fa524e3eb63fa2776353628f04e49d7b752459f24",
-    "generic-scalable-blocked512": "8b1b1415fd8f8d82cdae1ef1d3bf0948e87ca0ba6dfdb44c43b94bd4ac42dbec",
-    "generic-scalable-classic": "acf84e2107d5aea980a689d4989c7622fbee4534adc7639d736d0d865973ffb6",
-    "generic-scalable-split_block": "f97046a207557bf259068d125a4dd8d36c4e64f81a531592bc31c418131bdc92",
-    "keyed-bloom-split_block": "12021d19165a07131897eec30905132b1cb6f7194f03de5c1a5857f7b5c296be",
-    "keyed-cuckoo-auto-grown": "ad6efdfdb977e6b9b1f2368d5d8c13030b3e20328e649773806da13e4ce7584f",
-    "scalable-grown-blocked512": "ace129f289406fb067f4075fa61d2fd4d3f1c31ff206af92acccd82b95d8b0cf",
-    "scalable-grown-classic": "d045519f39271a6baa1bea6dbf7d2bf3b3f10c4329a82c329fbb737aafbc42dc",
-    "scalable-grown-split_block": "9faa735d59bb71e757e534f05caf4134547159c09e92a197a81b1d40c1f24d4e",
-    "generic-rotating-blocked512": "a2ce9e2dc9dfdf852261e0ebd8726d2dde663dfbc6455d8ce7182fb5ed81e726",
-    "generic-rotating-classic": "e09e5db04e8efb1fe6ff11b3f0b866ef7f81dc1d5812ab1c15ad5bf0402987b6",
-    "generic-rotating-split_block": "cc8654e84a9395ba1df272e7d773b3bac6fd3a3903570277cc8561c4272b8507",
-}
+TO_BYTES_SHA256 = json.loads((GOLDEN / "to_bytes_sha256.json").read_text())
 
 
 def test_to_bytes_digests_are_pinned_for_every_type_and_layout():
@@ -153,6 +129,17 @@ def test_to_bytes_digests_are_pinned_for_every_type_and_layout():
         for name, (filter_, _) in make_golden.golden_filters().items()
     }
     assert built == TO_BYTES_SHA256
+
+
+def test_make_golden_appends_a_new_digest_and_never_changes_a_pinned_one(tmp_path):
+    pins = tmp_path / "to_bytes_sha256.json"
+    changed = dict(TO_BYTES_SHA256, **{"generic-cuckoo": "0" * 64})  # as if its bytes had changed
+    del changed["generic-binary_fuse-8"]  # as if the type were new
+    pins.write_text(json.dumps(changed))
+    assert make_golden.pin_new_digests(pins) == ["generic-binary_fuse-8"]
+    written = json.loads(pins.read_text())
+    assert written == dict(changed, **{"generic-binary_fuse-8": TO_BYTES_SHA256["generic-binary_fuse-8"]})
+    assert make_golden.pin_new_digests(pins) == [] and json.loads(pins.read_text()) == written
 
 
 def documented_vector(title_start: str) -> bytes:

@@ -6,8 +6,11 @@ A registered type missing from any derived list, or a core whose type list
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import inspect
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -121,17 +124,60 @@ def test_every_type_is_in_every_derived_list():
 
 @pytest.mark.checkout
 def test_the_sanitizer_run_takes_every_framed_type():
-    # .ci/asan.sh runs the contract suite (every row) and tests/test_<row name>.py for
-    # every framed row, and stops on a row without one; this fails first, in the
-    # ordinary suite.
-    asan = (ROOT / ".ci" / "asan.sh").read_text()
-    assert "test_contract.py" in asan and "_types.FRAMED" in asan and 'f"test_{row.name}.py"' in asan
-    missing = [row.name for row in _types.FRAMED if not (ROOT / "tests" / f"test_{row.name}.py").is_file()]
-    assert not missing, f"no tests/test_<name>.py for {missing}"
+    # .ci/asan.sh runs what `python tests/asan_tests.py` prints: the fixed
+    # list and tests/test_<row name>.py of every framed row; a row without
+    # that file stops the script (and fails here first, in the ordinary suite).
+    import asan_tests
+
+    files = asan_tests.test_files()
+    assert "test_contract.py" in files and len(files) == len(set(files))
+    assert [f"test_{row.name}.py" for row in _types.FRAMED] == files[-len(_types.FRAMED) :]
+    assert all((ROOT / "tests" / name).is_file() for name in files)
+    printed = subprocess.run([sys.executable, str(ROOT / "tests" / "asan_tests.py")], capture_output=True, text=True)
+    assert printed.returncode == 0 and printed.stdout.split() == files, printed.stderr
+    quotient = dataclasses.replace(_types.FRAMED[0], name="quotient")
+    with pytest.raises(LookupError, match=re.escape("no tests/test_<name>.py for the registered type(s) ['quotient']")):
+        asan_tests.test_files([*_types.FRAMED, quotient])
+    assert '"$python" tests/asan_tests.py)"' in (ROOT / ".ci" / "asan.sh").read_text()
+
+
+def attribute_sniffs(source: str, names: set) -> list:
+    """``hasattr(x, "name")`` and ``getattr(x, "name", default)`` calls on another object, for ``name`` in ``names``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        sniff = (node.func.id == "hasattr" and len(node.args) == 2) or (
+            node.func.id == "getattr" and len(node.args) == 3
+        )
+        if not sniff or (isinstance(node.args[0], ast.Name) and node.args[0].id == "self"):
+            continue
+        name = node.args[1]
+        if isinstance(name, ast.Constant) and name.value in names:
+            found.append(f"line {node.lineno}: {node.func.id}(..., {name.value!r})")
+    return found
 
 
 def test_nothing_outside_the_registry_sniffs_a_type_by_its_attributes():
-    # The CLI reads labels and the dedup method from the rows, never hasattr().
+    # What a filter can do (merge, window, fill figure, layout, FPR model...)
+    # comes from its registry row: no module asks an object whether it has a
+    # public attribute of some filter class. Reading inputs (Arrow's
+    # __arrow_c_stream__, a stream's read1) is not a filter attribute.
+    names = {
+        name for row in _types.ROWS for name in dir(row.cls) if not name.startswith("_") and not hasattr(object, name)
+    }
+    assert {"union", "window", "layout", "load_factor", "num_slices", "capacity"} <= names
+    package = Path(bloomkit.__file__).parent
+    sniffs = {
+        str(path.relative_to(package)): found
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "_types.py" and (found := attribute_sniffs(path.read_text(encoding="utf-8"), names))
+    }
+    assert sniffs == {}
+    assert attribute_sniffs('hasattr(f, "union") or getattr(g, "layout", "classic")', names) == [
+        "line 1: hasattr(..., 'union')",
+        "line 1: getattr(..., 'layout')",
+    ]
     source = inspect.getsource(_filters)
     assert "hasattr" not in source and "_exact_len_label" not in source
 
@@ -158,8 +204,8 @@ def test_spark_ships_the_mappable_rows_that_do_not_forget():
     # read-only; a windowed row is refused (a shipped copy never forgets).
     from bloomkit import _spark_ship
 
-    shippable = {row.class_name for row in _types.FRAMED if row.mappable and not row.windowed}
-    assert set(_spark_ship._SHIPPABLE) == shippable == {"BloomFilter", "BinaryFuseFilter"}
+    shippable = [row.class_name for row in _types.FRAMED if row.mappable and not row.windowed]
+    assert list(_spark_ship._SHIPPABLE) == shippable and {"BloomFilter", "BinaryFuseFilter"} <= set(shippable)
     for row in _types.ROWS:
         f = row.build(["a"], 100)
         if row.class_name in shippable:
@@ -168,5 +214,5 @@ def test_spark_ships_the_mappable_rows_that_do_not_forget():
             with pytest.raises(TypeError) as refused:
                 _spark_ship._payload(f)
             assert str(refused.value) == (
-                f"might_contain needs a bloomkit BloomFilter, BinaryFuseFilter or SparkBloomFilter, got {row.class_name}"
+                f"might_contain needs a bloomkit {', '.join(shippable)} or SparkBloomFilter, got {row.class_name}"
             )

@@ -6,6 +6,12 @@ Usage: python tests/golden/make_golden.py VERSION_DIRECTORY [--add-missing]
 have yet (a newly registered type's ``generic-*`` files) and adds them to
 its manifest, leaving every existing file as it is.
 
+Either way, the SHA-256 of each golden filter's ``to_bytes()`` that
+``tests/golden/to_bytes_sha256.json`` does not hold yet is appended to it;
+a digest already there is never changed, so a change to what an existing
+filter's bytes are fails tests/test_golden.py however the files were
+regenerated.
+
 Each golden filter is built from fixed keys and seeds; next to the frame
 goes a manifest of what it must answer: its parameters, and for 2,000
 probe keys that were never added, exactly which ones test positive. The
@@ -134,6 +140,22 @@ def main(directory: str, add_missing: bool = False) -> None:
         (out / f"{name}.bkf").write_bytes(frame)
         manifests[name] = manifest(filter_, count, frame, SECRETS.get(name, b""))
     manifest_path.write_text(json.dumps(manifests, indent=1, sort_keys=True) + "\n")
+    pin_new_digests()
+
+
+PINS = Path(__file__).resolve().parent / "to_bytes_sha256.json"
+
+
+def pin_new_digests(pins_path: Path = PINS) -> list:
+    """Append the digest of every golden filter ``pins_path`` lacks; never change one. Returns the names added."""
+    pins = json.loads(pins_path.read_text()) if pins_path.exists() else {}
+    filters = golden_filters()
+    added = [name for name in filters if name not in pins]
+    for name in added:
+        pins[name] = hashlib.sha256(filters[name][0].to_bytes()).hexdigest()
+    if added:
+        pins_path.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
+    return added
 
 
 if __name__ == "__main__":
