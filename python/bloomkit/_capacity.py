@@ -58,7 +58,14 @@ def state(filter_) -> str:
 
 def check(filter_, stacklevel: int) -> None:
     """Warn once per filter object when it has gone over capacity."""
-    if getattr(filter_, "_capacity_warned", False) or not is_over_capacity(filter_):
+    if getattr(filter_, "_capacity_warned", False) or filter_.error_rate is None:
+        return
+    # The message states the figures that decided: read once, the count
+    # first, so another thread's clear() in between silences the warning
+    # (read twice, one said "over capacity ... about 0 keys").
+    count = len(filter_)
+    fpr = filter_.estimated_fpr()
+    if fpr <= OVER_CAPACITY_FACTOR * filter_.error_rate:
         return
     filter_._capacity_warned = True
     capacity = filter_.capacity
@@ -69,7 +76,7 @@ def check(filter_, stacklevel: int) -> None:
     warnings.warn(
         CapacityWarning(
             f"{type(filter_).__name__} is over capacity: {sized}error rate {filter_.error_rate:g}, it now holds "
-            f"about {len(filter_):,} keys and its estimated false-positive rate is {filter_.estimated_fpr():.3g}. "
+            f"about {count:,} keys and its estimated false-positive rate is {fpr:.3g}. "
             f"Answers from here on are often false positives: {advice}."
         ),
         stacklevel=stacklevel + 1,
