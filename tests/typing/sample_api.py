@@ -64,9 +64,8 @@ def loaded_filters(path: str, frame: bytes) -> int:
     elif isinstance(again, bloomkit.BinaryFuseFilter):
         frozen = bloomkit.BinaryFuseFilter.build(["a", "b"], fingerprint_bits=16)
         size += again.array_length + len(frozen) + int(frozen.contains_many(["a"]).all())
-    else:
-        bloom: bloomkit.BloomFilter = again
-        size += bloom.num_bits
+    elif isinstance(again, bloomkit.BloomFilter):  # a type added later needs no branch here
+        size += again.num_bits
     mapped: bloomkit.BloomFilter = bloomkit.BloomFilter.open(path)
     with bloomkit.BloomFilter.open(path, "r") as shared:
         size += shared.num_hashes + mapped.num_hashes
