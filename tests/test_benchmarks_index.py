@@ -1,6 +1,7 @@
 """benchmarks/ stays navigable: one entry command knows every script, the README lists each
 one, and every recorded report is named by date, what, commit and machine and is cited by
-a decision, a doc or a code comment (a report nothing cites is pruned)."""
+a decision in docs/decisions.md (a report no decision cites is pruned). Other docs and code
+comments may cite reports too, but only ones that are kept."""
 
 from __future__ import annotations
 
@@ -55,18 +56,48 @@ def test_only_run_py_calls_itself_the_one_command():
     assert claims == ["run.py"]
 
 
-def test_reports_are_named_by_date_what_commit_machine_and_cited():
-    cited_in = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
-    cited_in += [*(REPO / "cpp").rglob("*.hpp"), *(REPO / "cpp").rglob("*.cpp"), *(REPO / "python").rglob("*.py")]
-    cited_in += [*(REPO / "tests").glob("*.py"), *BENCH.glob("*.py")]
-    text = "\n".join(p.read_text(encoding="utf-8") for p in cited_in if p != Path(__file__))
-    reports = sorted(p.name for p in RESULTS.glob("*.md") if p.name != "README.md")
-    assert reports
-    results_readme = (RESULTS / "README.md").read_text(encoding="utf-8")
-    for name in reports:
+def reports() -> list[str]:
+    return sorted(p.name for p in RESULTS.glob("*.md") if p.name != "README.md")
+
+
+def test_reports_are_named_by_date_what_commit_machine_and_cited_by_a_decision():
+    decisions = (REPO / "docs" / "decisions.md").read_text(encoding="utf-8")
+    kept = reports()
+    assert kept
+    for name in kept:
         assert REPORT_NAME.fullmatch(name), f"{name} is not YYYY-MM-DD-<what>-<commit>-<machine>.md"
-        assert name in text, f"nothing cites benchmarks/results/{name}: prune it"
-        assert f"`{name}`" in results_readme, f"benchmarks/results/README.md does not list {name}"
+        assert f"benchmarks/results/{name}" in decisions, f"no decision in docs/decisions.md cites {name}: prune it"
+
+
+def test_the_results_readme_lists_exactly_the_kept_reports():
+    results_readme = (RESULTS / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `([^`]+\.md)` \|", results_readme, re.M)
+    assert sorted(listed) == reports()
+    assert len(listed) == len(set(listed))
+
+
+def citing_files() -> list[Path]:
+    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
+    files += [*(REPO / "cpp").rglob("*.hpp"), *(REPO / "cpp").rglob("*.cpp"), *(REPO / "cpp").rglob("*.txt")]
+    files += [*(REPO / "python").rglob("*.py"), *(REPO / "python").rglob("*.pyi")]
+    files += [*(REPO / "tests").glob("*.py"), *BENCH.glob("*.py"), *BENCH.glob("*.cpp"), BENCH / "README.md"]
+    files += [*RESULTS.glob("*.md"), *(p for p in (REPO / ".ci").iterdir() if p.is_file())]
+    return [p for p in files if p.is_file()]
+
+
+def test_every_report_a_doc_or_comment_cites_is_kept():
+    # A full name (2026-11-26-spark-1e7-e8dbe69-epyc2.md) or a shortened one
+    # (…-redis-window-a512aea-epyc2.md) must name a report that exists.
+    kept = reports()
+    dangling = []
+    for path in citing_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for name in re.findall(r"[0-9a-z-]*-[0-9a-f]{7}-[a-z]+[0-9]+\.md", text):
+            if not any(report == name or report.endswith(name) for report in kept):
+                dangling.append(f"{path.relative_to(REPO)}: {name}")
+    assert not dangling, (
+        "cited but not in benchmarks/results/ (cite a kept report or drop the citation):\n" + "\n".join(dangling)
+    )
 
 
 def test_report_path_and_header_name_date_commit_and_machine():
