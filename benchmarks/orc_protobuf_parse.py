@@ -1,7 +1,7 @@
 """ORC's protobuf messages: bloomkit's bounded wire reader vs the ``protobuf`` package (upb).
 
-The decision of docs/decisions.md ("ORC's protobuf messages: a small
-reader"). One ORC file written by pyarrow (``--rows`` rows, ZLIB, Bloom
+The decision of docs/decisions.md ("ORC's protobuf messages are read by
+a small bounded wire reader"). One ORC file written by pyarrow (``--rows`` rows, ZLIB, Bloom
 filters on an int64 and a string column, 10,000-row strides). Its tail, the
 stripe footers and the Bloom filter streams are read and decompressed once;
 then the messages are parsed repeatedly by

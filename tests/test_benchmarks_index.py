@@ -77,7 +77,7 @@ def test_the_results_readme_lists_exactly_the_kept_reports():
 
 
 def citing_files() -> list[Path]:
-    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
+    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "CHANGELOG.md", *(REPO / "docs").glob("*.md")]
     files += [*(REPO / "cpp").rglob("*.hpp"), *(REPO / "cpp").rglob("*.cpp"), *(REPO / "cpp").rglob("*.txt")]
     files += [*(REPO / "python").rglob("*.py"), *(REPO / "python").rglob("*.pyi")]
     files += [*(REPO / "tests").glob("*.py"), *BENCH.glob("*.py"), *BENCH.glob("*.cpp"), BENCH / "README.md"]

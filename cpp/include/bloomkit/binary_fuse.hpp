@@ -206,9 +206,11 @@ class BinaryFuseFilter {
     // pass took 9.8 ns/key, one pass computing, prefetching and checking
     // 8.85 (split_block: 6.6). With AVX2 active, keys are placed four at a
     // time on the vector units (lookup_chunk_avx2): 83 -> 61 instructions
-    // per key (callgrind, 1e6 keys; split_block 66), 1.14-1.25x -> 1.08x
-    // split_block's time in the same runs, and 0.93x on a host with a
-    // 1 MiB L2 (docs/decisions.md).
+    // per key (callgrind, 1e6 keys; split_block 66), 8.25 against 9.20
+    // ns/key one at a time (benchmarks/results/
+    // 2026-11-26-fuse-lookup-tuning-30622cb-epyc2.md); against split_block
+    // it depends on the host (docs/decisions.md, "What the kept fuse loop
+    // reaches against split_block depends on the host").
     // Only 8-bit cells are placed four at a time: with 16-bit ones (22.5 MB
     // at 1e7 keys) it was slower, 13.0-13.4 against 11.5-11.7 ns/key one at a
     // time on a quiet machine (benchmarks/results/

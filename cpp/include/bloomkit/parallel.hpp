@@ -29,8 +29,8 @@
 // go on two threads (reads_concurrently): NumPy and Arrow arrays. Sources
 // that hash through a callback a block at a time (lists of Python objects,
 // keyed hashing: BlockDigestKeys) stay on the calling thread; a list's
-// hashing already uses two cores (the bindings' gil_split.hpp), and handing
-// its digests to a second prober measured slower (docs/decisions.md).
+// hashing already uses two cores (the bindings' gil_split.hpp, docs/
+// decisions.md, "Two threads under one GIL").
 #pragma once
 
 #include <algorithm>
