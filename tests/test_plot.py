@@ -207,16 +207,21 @@ def measured_x(ax):
 def test_fpr_curve_draws_each_registered_type_with_its_own_model(case):
     # The model (the registry row's fpr_model) must predict the rate the filter
     # shows: at the measured point's x the first line, the theory, is within a
-    # factor 1.5 of the rate measured on 100,000 absent keys (~400-1,000 false
-    # positives here, so the measurement's own 95 % interval is under +-10 %).
+    # factor 1.5 of the rate measured on 100,000 absent keys when that counts
+    # at least 100 false positives (its 95 % interval then under +-20 %;
+    # every type here has 200-1,000); a rate too small to count must be
+    # predicted as one (under 100 expected).
+    probes = 100_000
     f = case.build(np.arange(20_000, dtype=np.uint64), 20_000, 0.01, 3)
-    ax = bloomkit.plot.fpr_curve(filter=f, probes=100_000).axes[0]
+    ax = bloomkit.plot.fpr_curve(filter=f, probes=probes).axes[0]
     theory = ax.get_lines()[0]
     x = measured_x(ax)
     predicted = float(np.interp(x, theory.get_xdata(), theory.get_ydata()))
-    measured = bloomkit.plot.measure_fpr(f, 100_000)
-    assert 0.002 < measured < 0.02, measured
-    assert measured / 1.5 < predicted < measured * 1.5, (case.row.fpr_model, predicted, measured)
+    measured = bloomkit.plot.measure_fpr(f, probes)
+    if measured * probes >= 100:
+        assert measured / 1.5 < predicted < measured * 1.5, (case.row.fpr_model, predicted, measured)
+    else:
+        assert predicted * probes < 100, (case.row.fpr_model, predicted, measured)
     plt.close(ax.figure)
 
 
@@ -246,5 +251,5 @@ def test_fpr_curve_of_a_binary_fuse_filter_is_its_fixed_rate():
     ax = bloomkit.plot.fpr_curve(filter=f, probes=100_000).axes[0]
     (theory,) = (line for label, line in lines_by_label(ax).items() if label.startswith("theory"))
     assert list(theory.get_ydata()) == [2.0**-16, 2.0**-16] and list(theory.get_xdata()) == [0, 100_000]
-    assert measured_x(ax) == 50_000 and "frozen, 16-bit" in ax.get_title()
+    assert measured_x(ax) == 50_000 and "frozen, error_rate 1.53e-05" in ax.get_title()
     plt.close(ax.figure)

@@ -118,7 +118,8 @@ class FilterRow:
     # The false-positive model bloomkit.plot.fpr_curve draws: "bloom" (one
     # table of num_bits and num_hashes), "chain" (a growing chain's compound
     # rate), "window" (the OR of the live generations), "cuckoo" (rate against
-    # load factor) or "fixed" (a frozen filter's 2**-f, whatever its size).
+    # load factor) or "fixed" (a frozen filter's error_rate, set when it was
+    # built whatever its size: a binary fuse filter's 2**-f).
     fpr_model: str = "bloom"
     # How keys are hashed: "bloomkit" (a key is its canonical bytes, so the
     # int 5 and its 8 bytes are one key) or "spark" (Spark's: ints as Java

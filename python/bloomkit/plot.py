@@ -301,21 +301,25 @@ def _window_curve(filter_, num_items, max_items, probes, ax):
 
 
 def _fixed_curve(filter_, num_items, max_items, probes, ax):
-    """A frozen filter's rate: ``2**-f`` for ``f``-bit fingerprints, the same at any key count (Graf & Lemire 2022)."""
+    """A frozen filter's rate, fixed when it was built whatever the key count: its ``error_rate``.
+
+    A binary fuse filter's is ``2**-f`` for ``f``-bit fingerprints (Graf &
+    Lemire 2022).
+    """
     if num_items is None:
         num_items = len(filter_)
     right = int(max_items or max(2 * num_items, 1))
-    rate, bits = float(filter_.error_rate), int(filter_.fingerprint_bits)
+    rate = float(filter_.error_rate)
 
     figure, ax = _new_axes(ax, (7, 4.2))
-    ax.plot([0, right], [rate, rate], color="C0", label=f"theory $2^{{-f}}$, f={bits}")
+    ax.plot([0, right], [rate, rate], color="C0", label=f"theory: error_rate {rate:.3g}, fixed at build")
     _measured_point(ax, filter_, num_items, probes)
     ax.set_yscale("log")
-    ax.set_ylim(bottom=rate / 10, top=min(1.0, rate * 10))
+    ax.set_ylim(bottom=rate / 10, top=min(1.0, max(rate, 3 / probes) * 10))
     ax.set_xlim(0, right)
     ax.set_xlabel("distinct keys it was built from (n)")
     ax.set_ylabel("false-positive rate")
-    ax.set_title(f"{type(filter_).__name__}: false-positive rate (frozen, {bits}-bit fingerprints)")
+    ax.set_title(f"{type(filter_).__name__}: false-positive rate (frozen, error_rate {rate:.3g})")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     return figure
