@@ -19,6 +19,7 @@ import pytest
 
 import bloomkit
 from bloomkit import _core, _types
+from bloomkit._frozen import FrozenMixin
 from bloomkit.cli import _filters
 from support import FILTER_CASES, FILTER_TYPES, growable
 
@@ -69,6 +70,7 @@ def test_capability_flags_match_the_class(row):
         with pytest.raises(TypeError, match=f"{row.class_name} takes no secret_key"):
             row.make(100, 0.01, 1, secret_key=bytes(range(16)))
     assert hasattr(cls, "union") == row.mergeable
+    assert issubclass(cls, FrozenMixin) == (not row.mutable)  # the refusals of a frozen type
     assert callable(getattr(cls, row.first_seen, None)) or not row.mutable  # a frozen type takes no keys
     for variant in row.variants or (None,):
         f = row.build(["a", "b"], 100, 0.01, 1, variant)
@@ -216,3 +218,9 @@ def test_spark_ships_the_mappable_rows_that_do_not_forget():
             assert str(refused.value) == (
                 f"might_contain needs a bloomkit {', '.join(shippable)} or SparkBloomFilter, got {row.class_name}"
             )
+
+
+def test_a_row_with_an_fpr_model_nothing_draws_is_refused():
+    row = _types.BY_NAME["bloom"]
+    with pytest.raises(ValueError, match=r"bloom: fpr_model 'collision' is not one of \('bloom', 'chain'"):
+        dataclasses.replace(row, fpr_model="collision")

@@ -84,8 +84,9 @@ class FilterBase:
     # the chain grows), whose arrays a concurrent writer leaves loadable
     # (not cuckoo: cuckoo.py), and never a mapped file.
     _pickles_in_place = False
-    # A type that never changes after it is built (binary fuse): its views
-    # cannot change after the dump, so its pickle keeps the whole checksum.
+    # A type that never changes after it is built (bloomkit/_frozen.py
+    # FrozenMixin sets it): its views cannot change after the dump, so its
+    # pickle keeps the whole checksum.
     _frozen = False
 
     def __init_subclass__(cls, **kwargs):

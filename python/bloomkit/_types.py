@@ -71,6 +71,9 @@ def _orc(cls, capacity, error_rate, seed, variant):
     return cls(capacity, error_rate)
 
 
+# The false-positive models bloomkit.plot.fpr_curve draws (FilterRow.fpr_model).
+FPR_MODELS = ("bloom", "chain", "window", "cuckoo", "fixed")
+
 # The layouts of the Bloom family (cpp/include/bloomkit/layouts.hpp).
 BLOOM_LAYOUTS = ("classic", "blocked512", "split_block")
 
@@ -127,6 +130,11 @@ class FilterRow:
     # (ORC's: as Spark's, and floats as Java doubles, so 1 and 1.0 differ).
     hashing: str = "bloomkit"
     seeded: bool = True  # the seed of make()/build() is the filter's (False: the format fixes the hashing)
+
+    def __post_init__(self):
+        # A value plot.fpr_curve or the CLI has no code for is a mistake in this file.
+        if self.fpr_model not in FPR_MODELS:
+            raise ValueError(f"{self.name}: fpr_model {self.fpr_model!r} is not one of {FPR_MODELS}")
 
     @property
     def cls(self) -> type:

@@ -7,6 +7,7 @@ import os
 
 from . import _batch, _core, _keyed, calc
 from ._base import FilterBase
+from ._frozen import FrozenMixin
 
 __all__ = ["BinaryFuseFilter"]
 
@@ -17,20 +18,13 @@ __all__ = ["BinaryFuseFilter"]
 FREEZE_BATCH = 1 << 16
 
 
-def _immutable(name: str) -> TypeError:
-    return TypeError(
-        f"BinaryFuseFilter is immutable: {name}() is not supported; build a new filter from every key with "
-        "BinaryFuseFilter.build(keys) (or BinaryFuseFilter.freeze(iterable))"
-    )
-
-
 def _check_bits(fingerprint_bits) -> int:
     if isinstance(fingerprint_bits, bool) or fingerprint_bits not in (8, 16):
         raise ValueError(f"fingerprint_bits must be 8 or 16, got {fingerprint_bits!r}")
     return int(fingerprint_bits)
 
 
-class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
+class BinaryFuseFilter(FrozenMixin, FilterBase, _core.BinaryFuseCore):
     """A binary fuse filter: the smallest, fastest filter for a set that never changes.
 
     Built once from every key with :meth:`build` (or :meth:`freeze` for an
@@ -61,7 +55,7 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
     # views it in place; the array never changes, so that pickle keeps the
     # frame's whole checksum.
     _pickles_in_place = True
-    _frozen = True
+    _build_advice = "BinaryFuseFilter.build(keys) (or BinaryFuseFilter.freeze(iterable))"
 
     def __init__(self, *args, **kwargs):
         raise TypeError(
@@ -135,27 +129,6 @@ class BinaryFuseFilter(FilterBase, _core.BinaryFuseCore):
         except ValueError as error:  # SecretKeyError stays one
             raise type(error)(f"{name}: {error}") from None
         return instance
-
-    # -- immutable -------------------------------------------------------
-    def add(self, key, /):
-        """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
-        raise _immutable("add")
-
-    def add_many(self, keys):
-        """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
-        raise _immutable("add_many")
-
-    def update(self, keys):
-        """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
-        raise _immutable("update")
-
-    def clear(self):
-        """Not supported: raises ``TypeError`` (the filter is frozen; use :meth:`build`)."""
-        raise _immutable("clear")
-
-    def _first_seen_many(self, batch):
-        # The deduplicating test-and-set (bloomkit dedup --filter): nothing can be stored.
-        raise _immutable("add_many")
 
     # -- state -----------------------------------------------------------
     @property

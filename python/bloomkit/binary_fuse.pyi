@@ -1,9 +1,10 @@
-from typing import Any, Iterable, NoReturn, overload
+from typing import Any, Iterable, overload
 
 from typing_extensions import Self
 
 from . import _core
 from ._base import FilterBase, _Key, _Keys, _Path
+from ._frozen import FrozenMixin
 
 # The C++ core class(es) of this type (cpp/bindings/), re-exported by _core.pyi under the
 # name without the underscore (tests/typing/stub_lists.py).
@@ -43,7 +44,7 @@ __all__ = ["BinaryFuseFilter"]
 
 FREEZE_BATCH: int
 
-class BinaryFuseFilter(FilterBase, _BinaryFuseCore):
+class BinaryFuseFilter(FrozenMixin, FilterBase, _BinaryFuseCore):
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @classmethod
     def build(
@@ -59,10 +60,6 @@ class BinaryFuseFilter(FilterBase, _BinaryFuseCore):
     def _from_collected(cls, collected: _BinaryFuseKeys, fingerprint_bits: int) -> Self: ...
     @classmethod
     def open(cls, path: _Path, *, verify: bool = False, secret_key: bytes | None = None) -> Self: ...
-    def add(self, key: _Key, /) -> NoReturn: ...
-    def add_many(self, keys: _Keys) -> NoReturn: ...
-    def update(self, keys: _Keys) -> NoReturn: ...
-    def clear(self) -> NoReturn: ...
     @property
     def error_rate(self) -> float: ...
     def estimated_fpr(self) -> float: ...

@@ -152,9 +152,9 @@ def fpr_curve(
             probes,
             ax,
         )
-    draw = {"chain": _scalable_curve, "window": _window_curve, "fixed": _fixed_curve}.get(row.fpr_model)
-    if draw is None:  # "cuckoo": against load factor, not keys
+    if row.fpr_model == "cuckoo":  # against load factor, not keys
         return _cuckoo_curve(filter, probes, ax)
+    draw = {"chain": _scalable_curve, "window": _window_curve, "fixed": _fixed_curve}[row.fpr_model]
     return draw(filter, num_items, max_items, probes, ax)
 
 
