@@ -184,15 +184,15 @@ def _bloom_curve(num_bits, num_hashes, layout, capacity, error_rate, label, filt
     ax.axhline(error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {error_rate:g}")
     if filter is not None:
         _measured_point(ax, filter, num_items, probes)
-    ax.set_yscale("log")
     positive = [value for value in theory if value > 0]
-    ax.set_ylim(bottom=max(min(positive, default=1e-12), error_rate * 1e-4), top=1.0)
-    ax.set_xlim(0, right)
-    ax.set_xlabel("distinct keys inserted (n)")
-    ax.set_ylabel("false-positive rate")
-    ax.set_title(f"{label}: false-positive rate as it fills")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    _finish_fpr_axes(
+        ax,
+        (0, right),
+        "distinct keys inserted (n)",
+        f"{label}: false-positive rate as it fills",
+        bottom=max(min(positive, default=1e-12), error_rate * 1e-4),
+        top=1.0,
+    )
     return figure
 
 
@@ -235,17 +235,15 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
         ax.axvline(start, color="grey", linestyle="--", linewidth=0.6, label="new slice" if i == 0 else None)
     if num_items:
         _measured_point(ax, filter_, num_items, probes)
-    ax.set_yscale("log")
     positive = [value for value in compound if value > 0]
-    ax.set_ylim(
-        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=min(1.0, 10 * filter_.error_rate)
+    _finish_fpr_axes(
+        ax,
+        (0, right),
+        "distinct keys inserted (n)",
+        f"ScalableBloomFilter: compound false-positive rate as it grows (growth {filter_.growth:g})",
+        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4),
+        top=min(1.0, 10 * filter_.error_rate),
     )
-    ax.set_xlim(0, right)
-    ax.set_xlabel("distinct keys inserted (n)")
-    ax.set_ylabel("false-positive rate")
-    ax.set_title(f"ScalableBloomFilter: compound false-positive rate as it grows (growth {filter_.growth:g})")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
     return figure
 
 
@@ -288,15 +286,15 @@ def _window_curve(filter_, num_items, max_items, probes, ax):
         label="estimated_fpr() from the live generations' fills",
     )
     _measured_point(ax, filter_, num_items, probes)
-    ax.set_yscale("log")
     positive = [value for value in theory if value > 0]
-    ax.set_ylim(bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4), top=1.0)
-    ax.set_xlim(0, right)
-    ax.set_xlabel("keys in the newest generation (c)")
-    ax.set_ylabel("false-positive rate")
-    ax.set_title(f"{type(filter_).__name__}: window false-positive rate (window {filter_.window})")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    _finish_fpr_axes(
+        ax,
+        (0, right),
+        "keys in the newest generation (c)",
+        f"{type(filter_).__name__}: window false-positive rate (window {filter_.window})",
+        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4),
+        top=1.0,
+    )
     return figure
 
 
@@ -314,14 +312,14 @@ def _fixed_curve(filter_, num_items, max_items, probes, ax):
     figure, ax = _new_axes(ax, (7, 4.2))
     ax.plot([0, right], [rate, rate], color="C0", label=f"theory: error_rate {rate:.3g}, fixed at build")
     _measured_point(ax, filter_, num_items, probes)
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=rate / 10, top=min(1.0, max(rate, 3 / probes) * 10))
-    ax.set_xlim(0, right)
-    ax.set_xlabel("distinct keys it was built from (n)")
-    ax.set_ylabel("false-positive rate")
-    ax.set_title(f"{type(filter_).__name__}: false-positive rate (frozen, error_rate {rate:.3g})")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    _finish_fpr_axes(
+        ax,
+        (0, right),
+        "distinct keys it was built from (n)",
+        f"{type(filter_).__name__}: false-positive rate (frozen, error_rate {rate:.3g})",
+        bottom=rate / 10,
+        top=min(1.0, max(rate, 3 / probes) * 10),
+    )
     return figure
 
 
@@ -340,18 +338,28 @@ def _cuckoo_curve(filter_, probes, ax):
     ax.axvline(sizing_load, color="grey", linestyle="--", linewidth=1, label=f"sizing load {sizing_load:g} (capacity)")
     if len(filter_):
         _measured_point(ax, filter_, filter_.load_factor, probes)
-    ax.set_yscale("log")
-    ax.set_ylim(
-        bottom=max(theory[1], filter_.error_rate * 1e-3), top=min(1.0, 10 * max(theory[-1], filter_.error_rate))
-    )
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("load factor α (fingerprints stored / slots)")
-    ax.set_ylabel("false-positive rate")
     stages = f", {filter_.num_stages} stages" if filter_.num_stages > 1 else ""
-    ax.set_title(f"CuckooFilter: false-positive rate against load{stages}")
+    _finish_fpr_axes(
+        ax,
+        (0, 1),
+        "load factor α (fingerprints stored / slots)",
+        f"CuckooFilter: false-positive rate against load{stages}",
+        bottom=max(theory[1], filter_.error_rate * 1e-3),
+        top=min(1.0, 10 * max(theory[-1], filter_.error_rate)),
+    )
+    return figure
+
+
+def _finish_fpr_axes(ax, xlim, xlabel, title, **ylim):
+    """The axes every false-positive figure shares: a log rate axis, labels, grid and legend."""
+    ax.set_yscale("log")
+    ax.set_ylim(**ylim)
+    ax.set_xlim(*xlim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("false-positive rate")
+    ax.set_title(title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
-    return figure
 
 
 def _measured_point(ax, filter_, num_items, probes):
