@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -310,3 +311,20 @@ def assert_exits_cleanly(source: str, runs: int = 3) -> None:
         result = run_python(source)
         assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
         assert result.stdout.strip() == "exiting"
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def checkout_text_files() -> list:
+    """The checkout's prose and code: where a report is cited or a decision quoted (checkout tests only)."""
+    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "CHANGELOG.md", *(REPO / "docs").glob("*.md")]
+    for folder, patterns in (
+        ("cpp", ("*.hpp", "*.cpp", "*.txt")),
+        ("python", ("*.py", "*.pyi")),
+        ("benchmarks", ("*.py", "*.cpp", "*.md")),
+    ):
+        for pattern in patterns:
+            files += (REPO / folder).rglob(pattern)
+    files += [*(REPO / "tests").glob("*.py"), *(REPO / ".ci").iterdir()]
+    return [path for path in files if path.is_file()]

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support import checkout_text_files
+
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 RESULTS = BENCH / "results"
@@ -76,21 +78,12 @@ def test_the_results_readme_lists_exactly_the_kept_reports():
     assert len(listed) == len(set(listed))
 
 
-def citing_files() -> list[Path]:
-    files = [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "CHANGELOG.md", *(REPO / "docs").glob("*.md")]
-    files += [*(REPO / "cpp").rglob("*.hpp"), *(REPO / "cpp").rglob("*.cpp"), *(REPO / "cpp").rglob("*.txt")]
-    files += [*(REPO / "python").rglob("*.py"), *(REPO / "python").rglob("*.pyi")]
-    files += [*(REPO / "tests").glob("*.py"), *BENCH.glob("*.py"), *BENCH.glob("*.cpp"), BENCH / "README.md"]
-    files += [*RESULTS.glob("*.md"), *(p for p in (REPO / ".ci").iterdir() if p.is_file())]
-    return [p for p in files if p.is_file()]
-
-
 def test_every_report_a_doc_or_comment_cites_is_kept():
     # A full name (2026-11-26-spark-1e7-e8dbe69-epyc2.md) or a shortened one
     # (…-redis-window-a512aea-epyc2.md) must name a report that exists.
     kept = reports()
     dangling = []
-    for path in citing_files():
+    for path in checkout_text_files():
         text = path.read_text(encoding="utf-8", errors="replace")
         for name in re.findall(r"[0-9a-z-]*-[0-9a-f]{7}-[a-z]+[0-9]+\.md", text):
             if not any(report == name or report.endswith(name) for report in kept):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from support import checkout_text_files
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "decisions.md"
 MAX_ENTRY_LINES = 10
@@ -93,19 +95,10 @@ def test_a_short_reference_to_a_report_is_not_a_citation():
 
 def test_headings_and_entries_other_files_quote_exist():
     """`docs/decisions.md, "File-backed filters"` in a doc or a comment names a heading or an entry."""
-    sources = [REPO / "README.md", REPO / "CONTRIBUTING.md", *(REPO / "docs").glob("*.md")]
-    for folder, patterns in (
-        ("python", ("*.py", "*.pyi")),
-        ("cpp", ("*.hpp", "*.cpp", "*.txt")),
-        ("benchmarks", ("*.py",)),
-    ):
-        for pattern in patterns:
-            sources += (REPO / folder).rglob(pattern)
-    sources += [*(REPO / ".ci").iterdir(), *(REPO / "tests").glob("*.py")]
     flat = " ".join(DOC.read_text(encoding="utf-8").split()).lower()
     quoted = set()
-    for path in sources:
-        if path.is_file() and path != Path(__file__):
+    for path in checkout_text_files():
+        if path != Path(__file__):
             for name in re.findall(r'decisions\.md,? "([^"\n]+)"', path.read_text(encoding="utf-8", errors="replace")):
                 quoted.add((path.relative_to(REPO).as_posix(), name))
     assert quoted, "no file quotes an entry of docs/decisions.md any more: check the pattern"

@@ -184,13 +184,12 @@ def _bloom_curve(num_bits, num_hashes, layout, capacity, error_rate, label, filt
     ax.axhline(error_rate, color="grey", linestyle=":", linewidth=1, label=f"target error rate {error_rate:g}")
     if filter is not None:
         _measured_point(ax, filter, num_items, probes)
-    positive = [value for value in theory if value > 0]
     _finish_fpr_axes(
         ax,
         (0, right),
         "distinct keys inserted (n)",
         f"{label}: false-positive rate as it fills",
-        bottom=max(min(positive, default=1e-12), error_rate * 1e-4),
+        bottom=_log_floor(theory, error_rate),
         top=1.0,
     )
     return figure
@@ -235,13 +234,12 @@ def _scalable_curve(filter_, num_items, max_items, probes, ax):
         ax.axvline(start, color="grey", linestyle="--", linewidth=0.6, label="new slice" if i == 0 else None)
     if num_items:
         _measured_point(ax, filter_, num_items, probes)
-    positive = [value for value in compound if value > 0]
     _finish_fpr_axes(
         ax,
         (0, right),
         "distinct keys inserted (n)",
         f"ScalableBloomFilter: compound false-positive rate as it grows (growth {filter_.growth:g})",
-        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4),
+        bottom=_log_floor(compound, filter_.error_rate),
         top=min(1.0, 10 * filter_.error_rate),
     )
     return figure
@@ -286,13 +284,12 @@ def _window_curve(filter_, num_items, max_items, probes, ax):
         label="estimated_fpr() from the live generations' fills",
     )
     _measured_point(ax, filter_, num_items, probes)
-    positive = [value for value in theory if value > 0]
     _finish_fpr_axes(
         ax,
         (0, right),
         "keys in the newest generation (c)",
         f"{type(filter_).__name__}: window false-positive rate (window {filter_.window})",
-        bottom=max(min(positive, default=1e-12), filter_.error_rate * 1e-4),
+        bottom=_log_floor(theory, filter_.error_rate),
         top=1.0,
     )
     return figure
@@ -348,6 +345,11 @@ def _cuckoo_curve(filter_, probes, ax):
         top=min(1.0, 10 * max(theory[-1], filter_.error_rate)),
     )
     return figure
+
+
+def _log_floor(curve, target):
+    """The bottom of a log rate axis: the curve's smallest positive value, at most four decades below the target."""
+    return max(min((value for value in curve if value > 0), default=1e-12), target * 1e-4)
 
 
 def _finish_fpr_axes(ax, xlim, xlabel, title, **ylim):
